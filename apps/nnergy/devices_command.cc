@@ -1,0 +1,159 @@
+// `nnergy devices`: the device catalog, or one device in detail.
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "command.h"
+#include "nnergy/core/data_directory.h"
+#include "nnergy/device/device_catalog.h"
+#include "nnergy/report/run_context.h"
+#include "nnergy/report/text_table.h"
+
+namespace nnergy::cli {
+
+namespace {
+
+struct DevicesOptions {
+  std::string id;
+  std::string devices_file;
+  bool json = false;
+};
+
+std::string tflops(const device::DeviceSpec& d, device::Precision p) {
+  auto peak = d.peak(p);
+  return peak ? fmt::format("{:.1f}", *peak / 1e12) : "-";
+}
+
+nlohmann::ordered_json device_json(const device::DeviceSpec& d) {
+  nlohmann::ordered_json j;
+  j["id"] = d.id;
+  j["aliases"] = d.aliases;
+  j["name"] = d.name;
+  j["vendor"] = d.vendor;
+  j["architecture"] = d.architecture;
+  j["sm_count"] = d.sm_count;
+  nlohmann::ordered_json peaks = nlohmann::ordered_json::object();
+  for (const auto& [p, v] : d.peak_flop_per_s) peaks[std::string(device::to_string(p))] = v;
+  j["peak_flop_per_s"] = peaks;
+  j["memory_bandwidth_byte_per_s"] = d.memory_bandwidth_byte_per_s;
+  j["tdp_w"] = d.tdp_w;
+  j["idle_w"] = d.idle_w;
+  j["clock_mhz"] = {{"min", d.clock.min_mhz}, {"base", d.clock.base_mhz},
+                    {"boost", d.clock.boost_mhz}, {"step", d.clock.step_mhz}};
+  nlohmann::ordered_json archline = nlohmann::ordered_json::object();
+  for (device::Precision p : device::all_precisions()) {
+    if (!d.peak(p)) continue;
+    const device::ArchlineParameters a = d.archline_for(p);
+    archline[std::string(device::to_string(p))] = {{"eps_flop_pj", a.eps_flop_j * 1e12},
+                                                   {"eps_mem_pj_per_byte", a.eps_mem_j_per_byte * 1e12},
+                                                   {"pi0_w", a.pi0_w},
+                                                   {"estimated", a.estimated},
+                                                   {"source", a.source}};
+  }
+  j["archline"] = archline;
+  j["estimated_fields"] = d.estimated_fields;
+  j["sources"] = d.sources;
+  return j;
+}
+
+std::string device_detail(const device::DeviceSpec& d) {
+  std::string out = fmt::format("{} ({}) — {} {}, {} SMs, {:g} GiB\n", d.name, d.id, d.vendor,
+                                d.architecture, d.sm_count, d.memory_gib);
+  out += fmt::format("  memory bandwidth {:.3g} TB/s, TDP {:g} W, idle {:g} W\n",
+                     d.memory_bandwidth_byte_per_s / 1e12, d.tdp_w, d.idle_w);
+  out += fmt::format("  core clock {:g}–{:g} MHz (base {:g}, step {:g}); DVFS model: voltage "
+                     "{:.2f}·Vmax up to {:g} MHz, linear to Vmax at boost\n",
+                     d.clock.min_mhz, d.clock.boost_mhz, d.clock.base_mhz, d.clock.step_mhz,
+                     d.dvfs.v_min_ratio, d.dvfs.knee_mhz);
+  out += fmt::format("  efficiency: compute {:.0f} %, memory {:.0f} % of peak, {:.1f} µs per kernel\n",
+                     d.efficiency.compute * 100, d.efficiency.memory * 100,
+                     d.efficiency.kernel_overhead_s * 1e6);
+  report::TextTable table;
+  using A = report::TextTable::Align;
+  table.add_column("precision", A::kLeft);
+  table.add_column("peak TFLOP/s", A::kRight);
+  table.add_column("eps_flop pJ", A::kRight);
+  table.add_column("eps_mem pJ/B", A::kRight);
+  table.add_column("pi0 W", A::kRight);
+  table.add_column("archline source", A::kLeft);
+  for (device::Precision p : device::all_precisions()) {
+    if (!d.peak(p)) continue;
+    const device::ArchlineParameters a = d.archline_for(p);
+    table.add_row({std::string(device::to_string(p)), tflops(d, p),
+                   fmt::format("{:.2f}", a.eps_flop_j * 1e12),
+                   fmt::format("{:.2f}", a.eps_mem_j_per_byte * 1e12), fmt::format("{:.1f}", a.pi0_w),
+                   (a.estimated ? "estimate: " : "measured: ") + a.source});
+  }
+  out += table.render();
+  if (!d.estimated_fields.empty()) {
+    std::string fields;
+    for (const auto& f : d.estimated_fields) fields += (fields.empty() ? "" : ", ") + f;
+    out += "  estimated fields: " + fields + "\n";
+  }
+  out += "  sources: " + d.sources + "\n";
+  return out;
+}
+
+std::string run_devices(const DevicesOptions& o, const std::string& command_line) {
+  device::DeviceCatalog catalog = device::DeviceCatalog::load_default(data_directory());
+  if (!o.devices_file.empty()) catalog.merge(device::DeviceCatalog::load(o.devices_file));
+  if (!o.id.empty()) {
+    const device::DeviceSpec& d = catalog.find(o.id);
+    if (o.json) return device_json(d).dump(2) + "\n";
+    return device_detail(d);
+  }
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["context"] = report::RunContext::now(command_line).add("catalog", catalog.sources()).to_json();
+    j["devices"] = nlohmann::ordered_json::array();
+    for (const auto& d : catalog.devices()) j["devices"].push_back(device_json(d));
+    return j.dump(2) + "\n";
+  }
+  report::TextTable table;
+  using A = report::TextTable::Align;
+  table.add_column("id", A::kLeft);
+  table.add_column("name", A::kLeft);
+  table.add_column("FP32 TF/s", A::kRight);
+  table.add_column("FP16 TF/s", A::kRight);
+  table.add_column("TB/s", A::kRight);
+  table.add_column("TDP W", A::kRight);
+  table.add_column("clock MHz", A::kRight);
+  table.add_column("eps_flop pJ", A::kRight);
+  table.add_column("eps_mem pJ/B", A::kRight);
+  table.add_column("pi0 W", A::kRight);
+  table.add_column("archline", A::kLeft);
+  for (const auto& d : catalog.devices()) {
+    const device::ArchlineParameters a = d.archline_for(device::Precision::kFp32);
+    table.add_row({d.id, d.name, tflops(d, device::Precision::kFp32),
+                   tflops(d, device::Precision::kFp16),
+                   fmt::format("{:.2f}", d.memory_bandwidth_byte_per_s / 1e12),
+                   fmt::format("{:g}", d.tdp_w),
+                   fmt::format("{:g}–{:g}", d.clock.min_mhz, d.clock.boost_mhz),
+                   fmt::format("{:.2f}", a.eps_flop_j * 1e12),
+                   fmt::format("{:.1f}", a.eps_mem_j_per_byte * 1e12), fmt::format("{:.1f}", a.pi0_w),
+                   a.estimated ? "estimated" : "measured"});
+  }
+  std::string sources;
+  for (const auto& s : catalog.sources()) sources += (sources.empty() ? "" : ", ") + s;
+  return fmt::format("{} devices from {} (peaks dense, at boost clock; archline fp32: E = "
+                     "W*eps_flop + Q*eps_mem + T*pi0; `nnergy devices ID` for details)\n",
+                     catalog.devices().size(), sources) +
+         table.render();
+}
+
+}  // namespace
+
+void add_devices_command(CLI::App& app, CommandRun* selected, const std::string& command_line) {
+  auto options = std::make_shared<DevicesOptions>();
+  CLI::App* cmd = app.add_subcommand("devices", "List the device catalog, or show one device");
+  cmd->add_option("id", options->id, "device id or alias to show in detail");
+  cmd->add_option("--devices-file", options->devices_file,
+                  "extra device catalog (JSON) whose devices replace or add to the built-in ones");
+  cmd->add_flag("--json", options->json, "write JSON instead of text");
+  cmd->callback([options, selected, command_line] {
+    *selected = [options, command_line] { return run_devices(*options, command_line); };
+  });
+}
+
+}  // namespace nnergy::cli

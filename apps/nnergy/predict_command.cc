@@ -1,0 +1,197 @@
+// `nnergy predict`: per-layer and network time, power and energy of a model on a device.
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "nnergy/core/data_directory.h"
+#include "nnergy/core/error.h"
+#include "nnergy/device/device_catalog.h"
+#include "nnergy/graph/onnx_importer.h"
+#include "nnergy/graph/zoo.h"
+#include "nnergy/network/clock_sweep.h"
+#include "nnergy/report/prediction_report.h"
+
+namespace nnergy::cli {
+
+namespace {
+
+struct PredictOptions {
+  std::string model;
+  std::string device = "a100-40gb";
+  std::string devices_file;
+  std::string mode = "inference";
+  std::int64_t batch = 1;
+  std::vector<std::string> dims;
+  std::optional<double> clock_mhz;
+  bool sweep = false;
+  std::optional<double> sweep_step_mhz;
+  std::string precision = "fp32";
+  std::string optimizer = "sgd-momentum";
+  std::string whitelist;
+  std::size_t top = 25;
+  std::string order = "energy";
+  std::optional<double> error;
+  std::optional<double> alpha;
+  bool json = false;
+  bool csv = false;
+};
+
+std::map<std::string, std::int64_t> parse_dims(const std::vector<std::string>& dims) {
+  std::map<std::string, std::int64_t> named;
+  for (const std::string& item : dims) {
+    const auto eq = item.find('=');
+    std::size_t used = 0;
+    std::int64_t value = 0;
+    bool ok = eq != std::string::npos && eq > 0 && eq + 1 < item.size();
+    if (ok) {
+      try {
+        value = std::stoll(item.substr(eq + 1), &used);
+      } catch (const std::exception&) {
+        ok = false;
+      }
+      ok = ok && used == item.size() - eq - 1;
+    }
+    if (!ok) throw InvalidInput("--dim " + item + ": expected NAME=VALUE with an integer VALUE");
+    named[item.substr(0, eq)] = value;
+  }
+  return named;
+}
+
+// Clocks for a sweep: the device's supported clocks, thinned to at most ~100 points unless a
+// step is given; the boost clock is always included.
+std::vector<double> sweep_clocks_for(const device::DeviceSpec& device, std::optional<double> step) {
+  if (step && !(*step > 0)) throw InvalidInput(fmt::format("--sweep-step-mhz {:g}: expected > 0", *step));
+  const std::vector<double> supported = device.supported_clocks_mhz();
+  const double wanted = step ? *step : device.clock.step_mhz;
+  const double range = device.clock.boost_mhz - device.clock.min_mhz;
+  const double stride_mhz = std::max(wanted, range / 100.0);
+  std::vector<double> clocks;
+  double next = device.clock.min_mhz;
+  for (double f : supported) {
+    if (f + 1e-9 >= next) {
+      clocks.push_back(f);
+      next = f + stride_mhz;
+    }
+  }
+  if (clocks.back() != device.clock.boost_mhz) clocks.push_back(device.clock.boost_mhz);
+  return clocks;
+}
+
+std::string run_predict(const PredictOptions& o, const std::string& command_line) {
+  if (o.batch <= 0) throw InvalidInput(fmt::format("--batch {}: expected a positive integer", o.batch));
+  if (o.json && o.csv) throw InvalidInput("--json and --csv: choose one output format");
+  if (o.error.has_value() != o.alpha.has_value()) {
+    throw InvalidInput("--error and --alpha: give both for the energy-precision ratio, or neither");
+  }
+  if (o.order != "energy" && o.order != "network") {
+    throw InvalidInput("--order " + o.order + ": accepted: energy, network");
+  }
+  const std::filesystem::path data_dir = data_directory();
+  device::DeviceCatalog catalog = device::DeviceCatalog::load_default(data_dir);
+  if (!o.devices_file.empty()) catalog.merge(device::DeviceCatalog::load(o.devices_file));
+  const device::DeviceSpec& device = catalog.find(o.device);
+
+  network::PredictionSettings settings;
+  settings.mode = predict::parse_mode(o.mode, "--mode");
+  settings.batch = o.batch;
+  settings.point.precision = device::parse_precision(o.precision, "--precision");
+  if (!device.peak(settings.point.precision)) {
+    std::vector<std::string> have;
+    for (const auto& [p, v] : device.peak_flop_per_s) have.emplace_back(device::to_string(p));
+    throw InvalidInput(fmt::format("--precision {}: {} has no {} peak in the catalog; accepted: {}",
+                                   o.precision, device.id, o.precision, join_accepted(have)));
+  }
+  settings.point.clock_mhz = o.clock_mhz.value_or(device.clock.boost_mhz);
+  device.check_clock(settings.point.clock_mhz, "--clock-mhz");
+  settings.optimizer = graph::parse_optimizer(o.optimizer, "--optimizer");
+  if (!o.whitelist.empty()) settings.whitelist = graph::Whitelist::parse(o.whitelist, "--whitelist");
+
+  graph::DimBindings bindings;
+  bindings.batch = o.batch;
+  bindings.named = parse_dims(o.dims);
+  graph::Network net = graph::import_onnx(graph::resolve_model(o.model, data_dir), bindings);
+  net.cast_floating_tensors(predict::storage_type(settings.point.precision));
+
+  const network::CostedNetwork costed(net);
+  const predict::AnalyticalPredictor analytical(device);
+  report::PredictionReport report;
+  report.network = &net;
+  report.device = &device;
+  report.prediction = network::predict_network(costed, analytical, analytical, settings);
+  if (o.sweep) {
+    report.sweep = network::sweep_clocks(costed, analytical, analytical, settings,
+                                         sweep_clocks_for(device, o.sweep_step_mhz));
+  }
+  if (o.error) {
+    report.energy_precision = report::EnergyPrecision{
+        *o.error, *o.alpha,
+        network::energy_precision_ratio(*o.error, *o.alpha,
+                                        report.prediction.totals.energy_per_sample_j)};
+  }
+  report.context = report::RunContext::now(command_line);
+  report.context.add("network", {{"name", net.name}, {"source", net.source}})
+      .add("device", {{"id", device.id}, {"name", device.name},
+                      {"catalog", catalog.sources()}})
+      .add("predictor", report.prediction.predictor_name)
+      .add("mode", predict::to_string(settings.mode))
+      .add("batch", settings.batch)
+      .add("precision", std::string(device::to_string(settings.point.precision)))
+      .add("clock_mhz", settings.point.clock_mhz)
+      .add("optimizer", settings.mode == predict::Mode::kTraining
+                            ? nlohmann::ordered_json(std::string(graph::to_string(settings.optimizer)))
+                            : nlohmann::ordered_json(nullptr));
+  if (o.json) return report::to_json(report).dump(2) + "\n";
+  if (o.csv) return report::render_csv(report);
+  return report::render_text(report, {o.top, o.order == "energy"});
+}
+
+}  // namespace
+
+void add_predict_command(CLI::App& app, CommandRun* selected, const std::string& command_line) {
+  auto options = std::make_shared<PredictOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "predict",
+      "Predict per-layer and total time, power and energy of a network on a GPU from its "
+      "architecture (analytical roofline + archline model)");
+  cmd->add_option("model", options->model, "zoo name (see `nnergy zoo`) or path to an .onnx file")
+      ->required();
+  cmd->add_option("--device", options->device, "device id or alias (see `nnergy devices`)")
+      ->capture_default_str();
+  cmd->add_option("--devices-file", options->devices_file,
+                  "extra device catalog (JSON) whose devices replace or add to the built-in ones");
+  cmd->add_option("--mode", options->mode, "inference or training")->capture_default_str();
+  cmd->add_option("--batch", options->batch, "samples per iteration (binds the batch dimension)")
+      ->capture_default_str();
+  cmd->add_option("--dim", options->dims, "bind another symbolic dimension: NAME=VALUE (repeatable)");
+  cmd->add_option("--clock-mhz", options->clock_mhz, "core clock in MHz (default: boost clock)");
+  cmd->add_flag("--sweep-clocks", options->sweep,
+                "predict over the device's clocks and name the energy- and EDP-optimal ones");
+  cmd->add_option("--sweep-step-mhz", options->sweep_step_mhz,
+                  "clock step of the sweep in MHz (default: the device's, at most ~100 points)");
+  cmd->add_option("--precision", options->precision, "fp32, tf32, fp16, bf16 or fp64")
+      ->capture_default_str();
+  cmd->add_option("--optimizer", options->optimizer,
+                  "training: sgd, sgd-momentum, adam or adamw")
+      ->capture_default_str();
+  cmd->add_option("--whitelist", options->whitelist,
+                  "comma-separated compute-relevant ONNX op types (default: the standard list); "
+                  "others are flagged, still predicted");
+  cmd->add_option("--top", options->top, "layers listed in the text table (0: all)")
+      ->capture_default_str();
+  cmd->add_option("--order", options->order, "text table order: energy or network")
+      ->capture_default_str();
+  cmd->add_option("--error", options->error,
+                  "classification error (fraction) for the energy-precision ratio M = error^alpha * EPI");
+  cmd->add_option("--alpha", options->alpha, "exponent alpha of the energy-precision ratio");
+  cmd->add_flag("--json", options->json, "write JSON instead of text");
+  cmd->add_flag("--csv", options->csv, "write CSV (per layer, or per clock with --sweep-clocks)");
+  cmd->callback([options, selected, command_line] {
+    *selected = [options, command_line] { return run_predict(*options, command_line); };
+  });
+}
+
+}  // namespace nnergy::cli

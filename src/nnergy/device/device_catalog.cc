@@ -1,0 +1,267 @@
+#include "nnergy/device/device_catalog.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "nnergy/core/error.h"
+#include "nnergy/core/units.h"
+
+namespace nnergy::device {
+
+namespace {
+
+using nlohmann::json;
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+// Reads fields of one JSON object, naming the file, device and field in every error.
+class FieldReader {
+ public:
+  FieldReader(const json& object, std::string where) : object_(object), where_(std::move(where)) {}
+
+  double number(const std::string& key, const std::string& unit) const {
+    const json& v = required(key, "a number in " + unit);
+    if (!v.is_number()) fail(key, "a number in " + unit, v);
+    return v.get<double>();
+  }
+  double number_or(const std::string& key, double fallback) const {
+    if (!object_.contains(key)) return fallback;
+    const json& v = object_.at(key);
+    if (!v.is_number()) fail(key, "a number", v);
+    return v.get<double>();
+  }
+  std::string text(const std::string& key) const {
+    const json& v = required(key, "a string");
+    if (!v.is_string()) fail(key, "a string", v);
+    return v.get<std::string>();
+  }
+  std::string text_or(const std::string& key, const std::string& fallback) const {
+    if (!object_.contains(key)) return fallback;
+    const json& v = object_.at(key);
+    if (!v.is_string()) fail(key, "a string", v);
+    return v.get<std::string>();
+  }
+  std::vector<std::string> texts_or_empty(const std::string& key) const {
+    std::vector<std::string> items;
+    if (!object_.contains(key)) return items;
+    const json& v = object_.at(key);
+    if (!v.is_array()) fail(key, "an array of strings", v);
+    for (const json& item : v) {
+      if (!item.is_string()) fail(key, "an array of strings", v);
+      items.push_back(item.get<std::string>());
+    }
+    return items;
+  }
+  bool boolean_or(const std::string& key, bool fallback) const {
+    if (!object_.contains(key)) return fallback;
+    const json& v = object_.at(key);
+    if (!v.is_boolean()) fail(key, "true or false", v);
+    return v.get<bool>();
+  }
+  FieldReader object(const std::string& key) const {
+    const json& v = required(key, "an object");
+    if (!v.is_object()) fail(key, "an object", v);
+    return FieldReader(v, where_ + "." + key);
+  }
+  bool has(const std::string& key) const { return object_.contains(key); }
+  const json& raw() const { return object_; }
+  const std::string& where() const { return where_; }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& expected, const json& found) const {
+    throw InvalidInput(where_ + "." + key + ": expected " + expected + ", found " + found.dump());
+  }
+
+ private:
+  const json& required(const std::string& key, const std::string& expected) const {
+    if (!object_.contains(key)) {
+      throw InvalidInput(where_ + ": missing field '" + key + "' (expected " + expected + ")");
+    }
+    return object_.at(key);
+  }
+
+  const json& object_;
+  std::string where_;
+};
+
+DeviceSpec parse_device(const json& entry, const std::string& source, std::size_t index) {
+  if (!entry.is_object()) {
+    throw InvalidInput(source + ": devices[" + std::to_string(index) + "]: expected an object");
+  }
+  const std::string id_hint =
+      entry.contains("id") && entry["id"].is_string() ? entry["id"].get<std::string>()
+                                                      : "#" + std::to_string(index);
+  FieldReader r(entry, source + ": device '" + id_hint + "'");
+  DeviceSpec d;
+  d.id = lower(r.text("id"));
+  for (const std::string& alias : r.texts_or_empty("aliases")) d.aliases.push_back(lower(alias));
+  d.name = r.text("name");
+  d.vendor = r.text_or("vendor", "");
+  d.architecture = r.text_or("architecture", "");
+  d.release_year = static_cast<int>(r.number_or("release_year", 0));
+  d.memory_gib = r.number_or("memory_gib", 0);
+  d.sm_count = static_cast<int>(r.number("sm_count", "streaming multiprocessors"));
+  d.memory_bandwidth_byte_per_s = r.number("memory_bandwidth_byte_per_s", "B/s");
+  d.tdp_w = r.number("tdp_w", "W");
+  d.idle_w = r.number("idle_w", "W");
+
+  FieldReader peaks = r.object("peak_flop_per_s");
+  for (Precision p : all_precisions()) {
+    const std::string key(to_string(p));
+    if (peaks.has(key)) d.peak_flop_per_s[p] = peaks.number(key, "flop/s");
+  }
+  if (!d.peak(Precision::kFp32)) {
+    throw InvalidInput(peaks.where() + ": missing field 'fp32' (expected a number in flop/s)");
+  }
+
+  FieldReader clock = r.object("clock_mhz");
+  d.clock.min_mhz = clock.number("min", "MHz");
+  d.clock.base_mhz = clock.number("base", "MHz");
+  d.clock.boost_mhz = clock.number("boost", "MHz");
+  d.clock.step_mhz = clock.number_or("step", 15);
+  if (!(d.clock.min_mhz > 0 && d.clock.min_mhz <= d.clock.base_mhz &&
+        d.clock.base_mhz <= d.clock.boost_mhz && d.clock.step_mhz > 0)) {
+    throw InvalidInput(clock.where() + ": expected 0 < min <= base <= boost and step > 0, found " +
+                       clock.raw().dump());
+  }
+
+  d.dvfs.knee_mhz = d.clock.base_mhz;
+  if (r.has("dvfs")) {
+    FieldReader dvfs = r.object("dvfs");
+    d.dvfs.v_min_ratio = dvfs.number_or("v_min_ratio", d.dvfs.v_min_ratio);
+    d.dvfs.knee_mhz = dvfs.number_or("knee_mhz", d.dvfs.knee_mhz);
+  }
+  if (r.has("efficiency")) {
+    FieldReader eff = r.object("efficiency");
+    d.efficiency.compute = eff.number_or("compute", d.efficiency.compute);
+    d.efficiency.memory = eff.number_or("memory", d.efficiency.memory);
+    d.efficiency.kernel_overhead_s = eff.number_or("kernel_overhead_s", d.efficiency.kernel_overhead_s);
+  }
+  if (!(d.efficiency.compute > 0 && d.efficiency.compute <= 1 && d.efficiency.memory > 0 &&
+        d.efficiency.memory <= 1 && d.efficiency.kernel_overhead_s >= 0)) {
+    throw InvalidInput(r.where() + ".efficiency: expected compute and memory in (0, 1] and "
+                       "kernel_overhead_s >= 0");
+  }
+
+  FieldReader archline = r.object("archline");
+  for (Precision p : all_precisions()) {
+    const std::string key(to_string(p));
+    if (!archline.has(key)) continue;
+    FieldReader a = archline.object(key);
+    ArchlineParameters params;
+    params.eps_flop_j = units::picojoules_to_joules(a.number("eps_flop_pj", "pJ/flop"));
+    params.eps_mem_j_per_byte = units::picojoules_to_joules(a.number("eps_mem_pj_per_byte", "pJ/B"));
+    params.pi0_w = a.number("pi0_w", "W");
+    params.source = a.text_or("source", "");
+    params.estimated = a.boolean_or("estimated", true);
+    d.archline[p] = params;
+  }
+  if (d.archline.count(Precision::kFp32) == 0) {
+    throw InvalidInput(archline.where() + ": missing field 'fp32' (expected an object with "
+                       "eps_flop_pj, eps_mem_pj_per_byte, pi0_w)");
+  }
+  d.estimated_fields = r.texts_or_empty("estimated_fields");
+  d.sources = r.text_or("sources", "");
+  if (d.tdp_w <= 0 || d.idle_w < 0 || d.idle_w >= d.tdp_w) {
+    throw InvalidInput(r.where() + ": expected 0 <= idle_w < tdp_w");
+  }
+  return d;
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  if (!file) throw InvalidInput(path.string() + ": cannot open device catalog");
+  std::ostringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+DeviceCatalog DeviceCatalog::parse(const std::string& text, const std::string& source) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error& e) {
+    throw InvalidInput(source + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  if (!root.is_object() || !root.contains("devices") || !root["devices"].is_array()) {
+    throw InvalidInput(source + ": expected a JSON object with a \"devices\" array");
+  }
+  if (root.contains("schema_version") &&
+      (!root["schema_version"].is_number_integer() || root["schema_version"].get<int>() != 1)) {
+    throw InvalidInput(source + ": schema_version: expected 1, found " +
+                       root["schema_version"].dump());
+  }
+  DeviceCatalog catalog;
+  catalog.sources_.push_back(source);
+  std::size_t index = 0;
+  for (const json& entry : root["devices"]) {
+    DeviceSpec spec = parse_device(entry, source, index++);
+    for (const DeviceSpec& existing : catalog.devices_) {
+      if (existing.id == spec.id) throw InvalidInput(source + ": device id '" + spec.id + "' repeated");
+    }
+    catalog.devices_.push_back(std::move(spec));
+  }
+  return catalog;
+}
+
+DeviceCatalog DeviceCatalog::load(const std::filesystem::path& path) {
+  return parse(read_file(path), path.string());
+}
+
+std::filesystem::path DeviceCatalog::user_catalog_path() {
+  if (const char* env = std::getenv("NNERGY_USER_DEVICES"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  if (const char* xdg = std::getenv("XDG_CONFIG_HOME"); xdg != nullptr && *xdg != '\0') {
+    return std::filesystem::path(xdg) / "nnergy" / "devices.json";
+  }
+  const char* home = std::getenv("HOME");
+  return std::filesystem::path(home != nullptr ? home : ".") / ".config" / "nnergy" / "devices.json";
+}
+
+DeviceCatalog DeviceCatalog::load_default(const std::filesystem::path& data_dir) {
+  DeviceCatalog catalog = load(data_dir / "devices.json");
+  const std::filesystem::path user = user_catalog_path();
+  std::error_code ec;
+  if (std::filesystem::exists(user, ec)) catalog.merge(load(user));
+  return catalog;
+}
+
+void DeviceCatalog::merge(const DeviceCatalog& other) {
+  for (const DeviceSpec& spec : other.devices_) {
+    auto it = std::find_if(devices_.begin(), devices_.end(),
+                           [&](const DeviceSpec& d) { return d.id == spec.id; });
+    if (it != devices_.end()) {
+      *it = spec;
+    } else {
+      devices_.push_back(spec);
+    }
+  }
+  sources_.insert(sources_.end(), other.sources_.begin(), other.sources_.end());
+}
+
+const DeviceSpec& DeviceCatalog::find(const std::string& id_or_alias) const {
+  const std::string key = lower(id_or_alias);
+  for (const DeviceSpec& d : devices_) {
+    if (d.id == key) return d;
+  }
+  for (const DeviceSpec& d : devices_) {
+    if (std::find(d.aliases.begin(), d.aliases.end(), key) != d.aliases.end()) return d;
+  }
+  std::vector<std::string> ids;
+  for (const DeviceSpec& d : devices_) ids.push_back(d.id);
+  throw InvalidInput("--device " + id_or_alias + ": unknown device; accepted: " +
+                     join_accepted(ids) + " (or an alias; `nnergy devices` lists them)");
+}
+
+}  // namespace nnergy::device

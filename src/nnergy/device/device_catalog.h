@@ -1,0 +1,40 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "nnergy/device/device_spec.h"
+
+namespace nnergy::device {
+
+/// The device catalog: data/devices.json, optionally overridden by a user file whose devices
+/// replace built-in ones with the same id and add new ones.
+class DeviceCatalog {
+ public:
+  /// Parses a catalog file (schema_version 1, see data/devices.md). Throws InvalidInput naming
+  /// the file, the device and the field for a malformed file.
+  static DeviceCatalog load(const std::filesystem::path& path);
+  /// Parses catalog JSON text; `source` names it in messages.
+  static DeviceCatalog parse(const std::string& text, const std::string& source);
+  /// The built-in catalog of `data_dir`, overridden by the user catalog when it exists:
+  /// `$NNERGY_USER_DEVICES`, else `$XDG_CONFIG_HOME/nnergy/devices.json` (or ~/.config/...).
+  static DeviceCatalog load_default(const std::filesystem::path& data_dir);
+  /// Path of the user catalog (it may not exist).
+  static std::filesystem::path user_catalog_path();
+
+  /// Replaces or adds the devices of `other`.
+  void merge(const DeviceCatalog& other);
+
+  /// The device with this id or alias (case-insensitive); InvalidInput listing the ids otherwise.
+  const DeviceSpec& find(const std::string& id_or_alias) const;
+  const std::vector<DeviceSpec>& devices() const { return devices_; }
+  /// Files the catalog was read from, in order.
+  const std::vector<std::string>& sources() const { return sources_; }
+
+ private:
+  std::vector<DeviceSpec> devices_;
+  std::vector<std::string> sources_;
+};
+
+}  // namespace nnergy::device

@@ -1,0 +1,65 @@
+#include "nnergy/device/device_spec.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "nnergy/core/error.h"
+
+namespace nnergy::device {
+
+std::optional<double> DeviceSpec::peak(Precision precision) const {
+  auto it = peak_flop_per_s.find(precision);
+  if (it == peak_flop_per_s.end()) return std::nullopt;
+  return it->second;
+}
+
+ArchlineParameters DeviceSpec::archline_for(Precision precision) const {
+  if (auto it = archline.find(precision); it != archline.end()) return it->second;
+  auto fp32 = archline.find(Precision::kFp32);
+  if (fp32 == archline.end()) {
+    throw InvalidInput("device '" + id + "': no archline parameters for fp32 in the catalog");
+  }
+  ArchlineParameters derived = fp32->second;
+  const std::optional<double> p32 = peak(Precision::kFp32);
+  const std::optional<double> p = peak(precision);
+  if (p32 && p && *p > 0) {
+    // Same flop power at this precision's peak as at the fp32 peak.
+    derived.eps_flop_j = fp32->second.eps_flop_j * (*p32 / *p);
+  }
+  derived.estimated = true;
+  derived.source = fmt::format("derived from fp32 ({}): same flop power at the {} peak",
+                               fp32->second.source, to_string(precision));
+  return derived;
+}
+
+std::vector<double> DeviceSpec::supported_clocks_mhz() const {
+  std::vector<double> clocks;
+  const double step = clock.step_mhz > 0 ? clock.step_mhz : 15.0;
+  for (double f = clock.min_mhz; f < clock.boost_mhz - 1e-9; f += step) clocks.push_back(f);
+  clocks.push_back(clock.boost_mhz);
+  return clocks;
+}
+
+void DeviceSpec::check_clock(double clock_mhz, const std::string& flag) const {
+  if (!std::isfinite(clock_mhz) || clock_mhz < clock.min_mhz - 1e-9 ||
+      clock_mhz > clock.boost_mhz + 1e-9) {
+    throw InvalidInput(fmt::format("{} {:g}: outside the core clock range of {} ({:g}–{:g} MHz)",
+                                   flag, clock_mhz, id, clock.min_mhz, clock.boost_mhz));
+  }
+}
+
+double DeviceSpec::relative_voltage(double clock_mhz) const {
+  const double knee = std::clamp(dvfs.knee_mhz, clock.min_mhz, clock.boost_mhz);
+  if (clock_mhz <= knee || clock.boost_mhz <= knee) return dvfs.v_min_ratio;
+  const double x = std::min(1.0, (clock_mhz - knee) / (clock.boost_mhz - knee));
+  return dvfs.v_min_ratio + (1.0 - dvfs.v_min_ratio) * x;
+}
+
+bool DeviceSpec::is_estimated(const std::string& field) const {
+  return std::find(estimated_fields.begin(), estimated_fields.end(), field) !=
+         estimated_fields.end();
+}
+
+}  // namespace nnergy::device

@@ -1,0 +1,80 @@
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nnergy/device/precision.h"
+
+namespace nnergy::device {
+
+/// Archline energy parameters of one precision (seed 003 Eq. 5: E = W·ε_flop + Q·ε_mem + T·π0),
+/// valid at the boost clock.
+struct ArchlineParameters {
+  double eps_flop_j = 0;           ///< energy per flop, J (published in pJ)
+  double eps_mem_j_per_byte = 0;   ///< energy per DRAM byte, J/B (published in pJ/B)
+  double pi0_w = 0;                ///< baseline (constant) power, W
+  std::string source;              ///< where the values come from
+  bool estimated = true;           ///< false only for measured, published values
+};
+
+/// Core clock range of a device, MHz.
+struct ClockRange {
+  double min_mhz = 0;
+  double base_mhz = 0;
+  double boost_mhz = 0;
+  double step_mhz = 15;
+};
+
+/// Voltage–frequency model used to scale energy with the core clock: the voltage is flat at
+/// `v_min_ratio`·V_max up to `knee_mhz` and rises linearly to V_max at the boost clock.
+struct DvfsModel {
+  double v_min_ratio = 0.7;
+  double knee_mhz = 0;
+};
+
+/// How close real kernels come to the datasheet peaks.
+struct Efficiency {
+  double compute = 0.6;            ///< fraction of peak flop/s dense conv/GEMM kernels reach
+  double memory = 0.85;            ///< fraction of peak bandwidth streaming kernels reach
+  double kernel_overhead_s = 4e-6; ///< launch and dispatch time per kernel, s
+};
+
+/// One GPU (or accelerator) of the device catalog. Peaks are at the boost clock.
+struct DeviceSpec {
+  std::string id;  ///< catalog key, e.g. "a100-40gb"
+  std::vector<std::string> aliases;
+  std::string name;  ///< marketing name, e.g. "NVIDIA A100 SXM4 40GB"
+  std::string vendor;
+  std::string architecture;
+  int release_year = 0;
+  double memory_gib = 0;
+  int sm_count = 0;  ///< streaming multiprocessors (compute units)
+  std::map<Precision, double> peak_flop_per_s;  ///< dense peaks at boost clock, flop/s
+  double memory_bandwidth_byte_per_s = 0;
+  double tdp_w = 0;   ///< board power limit, W
+  double idle_w = 0;  ///< idle board power, W
+  ClockRange clock;
+  DvfsModel dvfs;
+  Efficiency efficiency;
+  std::map<Precision, ArchlineParameters> archline;  ///< as given in the catalog file
+  std::vector<std::string> estimated_fields;         ///< fields that are estimates
+  std::string sources;
+
+  /// Peak flop/s of `precision`, if the device has it.
+  std::optional<double> peak(Precision precision) const;
+  /// Archline parameters of `precision`: the catalog's, or derived from fp32 (same flop power
+  /// at that precision's peak; marked estimated) when the catalog has none for it.
+  ArchlineParameters archline_for(Precision precision) const;
+  /// The selectable core clocks: min to boost in steps, boost included, MHz.
+  std::vector<double> supported_clocks_mhz() const;
+  /// Throws InvalidInput naming `flag` when `clock_mhz` is outside [min, boost].
+  void check_clock(double clock_mhz, const std::string& flag) const;
+  /// V(clock)/V(boost) from the DVFS model: `v_min_ratio` up to the knee, then linear to 1.
+  double relative_voltage(double clock_mhz) const;
+  /// True when `field` (e.g. "idle_w", "archline.fp32") is listed as estimated.
+  bool is_estimated(const std::string& field) const;
+};
+
+}  // namespace nnergy::device

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nnergy::device {
+
+/// Arithmetic precision of a run. fp32 and fp64 use the vector (CUDA-core) units; tf32, fp16
+/// and bf16 use the matrix (tensor-core) units for convolutions and GEMMs.
+enum class Precision { kFp32, kFp64, kTf32, kFp16, kBf16 };
+
+/// "fp32", "fp64", "tf32", "fp16", "bf16".
+std::string_view to_string(Precision precision);
+/// Parses the names above; throws InvalidInput naming `flag` otherwise.
+Precision parse_precision(std::string_view name, std::string_view flag);
+/// All precisions, in the order above.
+const std::vector<Precision>& all_precisions();
+
+}  // namespace nnergy::device

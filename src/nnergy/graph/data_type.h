@@ -1,0 +1,21 @@
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace nnergy::graph {
+
+/// Element type of a tensor.
+enum class DataType { kFloat32, kFloat16, kBFloat16, kFloat64, kInt64, kInt32, kInt8, kUInt8, kBool,
+                      kOther };
+
+/// Size of one element in bytes (kOther counts as 4 bytes, the common case).
+std::size_t bytes_per_element(DataType type);
+
+/// Short name: "fp32", "fp16", "bf16", "fp64", "int64", "int32", "int8", "uint8", "bool", "other".
+std::string_view to_string(DataType type);
+
+/// True for the floating-point types.
+bool is_floating(DataType type);
+
+}  // namespace nnergy::graph

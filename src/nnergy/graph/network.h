@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "nnergy/graph/node.h"
+#include "nnergy/graph/tensor.h"
+
+namespace nnergy::graph {
+
+/// The Network IR: tensors with static shapes and nodes in topological order.
+/// Built by an importer; immutable afterwards except through the explicit transforms below.
+class Network {
+ public:
+  std::string name;         ///< short name, e.g. "resnet50"
+  std::string source;       ///< where it came from, e.g. the ONNX file path
+  std::string description;  ///< one line, from the file's metadata when present
+
+  /// Adds a tensor and returns its index.
+  std::size_t add_tensor(TensorInfo tensor);
+  /// Adds a node; its inputs and outputs must already be tensors of this network.
+  void add_node(Node node);
+
+  const std::vector<TensorInfo>& tensors() const { return tensors_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const TensorInfo& tensor(std::size_t index) const { return tensors_.at(index); }
+
+  /// Indices of the data inputs (not parameters).
+  std::vector<std::size_t> data_inputs() const;
+  /// Total number of trainable parameters (elements).
+  std::int64_t parameter_count() const;
+  /// Number of parameter tensors.
+  std::size_t parameter_tensor_count() const;
+
+  /// Marks shape-valued tensors and gradient requirements (TensorInfo::shape_valued,
+  /// TensorInfo::requires_grad) by one pass in topological order. Importers call it last.
+  void propagate_tensor_flags();
+
+  /// Changes every floating-point tensor to `dtype` (e.g. to predict an fp16 run of an fp32
+  /// export).
+  void cast_floating_tensors(DataType dtype);
+
+ private:
+  std::vector<TensorInfo> tensors_;
+  std::vector<Node> nodes_;
+};
+
+}  // namespace nnergy::graph

@@ -1,0 +1,333 @@
+#include "nnergy/graph/onnx_importer.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "nnergy/core/error.h"
+#include "nnergy/graph/module_path.h"
+
+namespace nnergy::graph {
+
+namespace {
+
+DataType to_data_type(std::int32_t onnx_type) {
+  switch (onnx_type) {
+    case onnx::TensorProto_DataType_FLOAT: return DataType::kFloat32;
+    case onnx::TensorProto_DataType_FLOAT16: return DataType::kFloat16;
+    case onnx::TensorProto_DataType_BFLOAT16: return DataType::kBFloat16;
+    case onnx::TensorProto_DataType_DOUBLE: return DataType::kFloat64;
+    case onnx::TensorProto_DataType_INT64: return DataType::kInt64;
+    case onnx::TensorProto_DataType_INT32: return DataType::kInt32;
+    case onnx::TensorProto_DataType_INT8: return DataType::kInt8;
+    case onnx::TensorProto_DataType_UINT8: return DataType::kUInt8;
+    case onnx::TensorProto_DataType_BOOL: return DataType::kBool;
+    default: return DataType::kOther;
+  }
+}
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  std::string item;
+  while (std::getline(stream, item, ',')) {
+    auto first = item.find_first_not_of(" \t");
+    auto last = item.find_last_not_of(" \t");
+    if (first != std::string::npos) items.push_back(item.substr(first, last - first + 1));
+  }
+  return items;
+}
+
+std::string metadata(const onnx::ModelProto& model, const std::string& key) {
+  for (const auto& entry : model.metadata_props()) {
+    if (entry.key() == key) return entry.value();
+  }
+  return "";
+}
+
+bool has_symbolic_dim(const onnx::ValueInfoProto& value) {
+  if (!value.type().has_tensor_type()) return false;
+  for (const auto& dim : value.type().tensor_type().shape().dim()) {
+    if (!dim.has_dim_value()) return true;
+  }
+  return false;
+}
+
+// Decides which graph inputs carry data; the rest are parameters (see the header).
+std::set<std::string> find_data_inputs(const onnx::ModelProto& model,
+                                       const std::set<std::string>& initializers) {
+  const onnx::GraphProto& graph = model.graph();
+  std::set<std::string> data;
+  if (std::string listed = metadata(model, "nnergy.data_inputs"); !listed.empty()) {
+    for (const std::string& name : split_commas(listed)) data.insert(name);
+    return data;
+  }
+  if (!initializers.empty()) {
+    for (const auto& input : graph.input()) {
+      if (initializers.count(input.name()) == 0) data.insert(input.name());
+    }
+    return data;
+  }
+  for (const auto& input : graph.input()) {
+    if (has_symbolic_dim(input)) data.insert(input.name());
+  }
+  if (data.empty() && graph.input_size() > 0) data.insert(graph.input(0).name());
+  return data;
+}
+
+// Replaces the symbolic dimensions of inputs and outputs by values; the batch rule binds the
+// leading symbolic dimension of each data input.
+void bind_dimensions(onnx::ModelProto& model, const std::string& source,
+                     const std::set<std::string>& data_inputs, const DimBindings& bindings) {
+  onnx::GraphProto* graph = model.mutable_graph();
+  std::map<std::string, std::int64_t> resolved = bindings.named;
+  std::set<std::string> seen;
+  for (const auto& input : graph->input()) {
+    if (data_inputs.count(input.name()) == 0 || !input.type().has_tensor_type()) continue;
+    const auto& dims = input.type().tensor_type().shape().dim();
+    if (dims.size() > 0 && dims[0].has_dim_param() && !dims[0].dim_param().empty()) {
+      resolved.emplace(dims[0].dim_param(), bindings.batch);
+    }
+  }
+  auto bind = [&](onnx::ValueInfoProto* value) {
+    if (!value->type().has_tensor_type()) return;
+    auto* shape = value->mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (auto& dim : *shape->mutable_dim()) {
+      if (dim.has_dim_value()) continue;
+      const std::string name = dim.dim_param();
+      seen.insert(name);
+      auto it = resolved.find(name);
+      if (it == resolved.end()) {
+        throw InvalidInput(source + ": symbolic dimension '" + name + "' of '" + value->name() +
+                           "' is not bound; pass --dim " + (name.empty() ? "NAME" : name) +
+                           "=VALUE");
+      }
+      dim.set_dim_value(it->second);
+    }
+  };
+  for (auto& input : *graph->mutable_input()) bind(&input);
+  for (auto& output : *graph->mutable_output()) {
+    // Outputs may use expressions ("batch*128") that only inference can resolve: clear them.
+    if (!output.type().has_tensor_type() || !output.type().tensor_type().has_shape()) continue;
+    for (auto& dim : *output.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+      if (!dim.has_dim_value()) {
+        auto it = resolved.find(dim.dim_param());
+        if (it != resolved.end()) {
+          dim.set_dim_value(it->second);
+        } else {
+          dim.clear_dim_param();
+        }
+      }
+    }
+  }
+  for (const auto& [name, value] : bindings.named) {
+    if (seen.count(name) == 0) {
+      const std::vector<std::string> known(seen.begin(), seen.end());
+      throw InvalidInput("--dim " + name + "=" + std::to_string(value) + ": " + source +
+                         " has no symbolic dimension '" + name + "' (it has: " +
+                         (known.empty() ? std::string("none") : join_accepted(known)) + ")");
+    }
+  }
+  // Stale intermediate shapes may hold symbolic dimensions that would conflict with inference.
+  graph->clear_value_info();
+}
+
+AttributeValue to_attribute_value(const onnx::AttributeProto& attribute, bool* supported) {
+  *supported = true;
+  switch (attribute.type()) {
+    case onnx::AttributeProto_AttributeType_INT: return attribute.i();
+    case onnx::AttributeProto_AttributeType_FLOAT: return static_cast<double>(attribute.f());
+    case onnx::AttributeProto_AttributeType_STRING: return attribute.s();
+    case onnx::AttributeProto_AttributeType_INTS:
+      return std::vector<std::int64_t>(attribute.ints().begin(), attribute.ints().end());
+    case onnx::AttributeProto_AttributeType_FLOATS:
+      return std::vector<double>(attribute.floats().begin(), attribute.floats().end());
+    default:
+      *supported = false;  // tensors (Constant values) and subgraphs are not needed for costs
+      return std::int64_t{0};
+  }
+}
+
+struct ValueShape {
+  Shape shape;
+  DataType dtype = DataType::kOther;
+  bool complete = false;
+};
+
+ValueShape read_value(const onnx::TypeProto& type) {
+  ValueShape value;
+  if (!type.has_tensor_type()) return value;
+  value.dtype = to_data_type(type.tensor_type().elem_type());
+  if (!type.tensor_type().has_shape()) return value;
+  value.complete = true;
+  for (const auto& dim : type.tensor_type().shape().dim()) {
+    if (!dim.has_dim_value() || dim.dim_value() < 0) {
+      value.complete = false;
+      value.shape.push_back(-1);
+    } else {
+      value.shape.push_back(dim.dim_value());
+    }
+  }
+  return value;
+}
+
+std::string stem_of(const std::string& source) {
+  return std::filesystem::path(source).stem().string();
+}
+
+}  // namespace
+
+Network import_onnx(const std::filesystem::path& path, const DimBindings& bindings) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    throw InvalidInput(path.string() + ": no such file (expected an .onnx model or a zoo name; "
+                       "`nnergy zoo` lists the zoo)");
+  }
+  if (std::filesystem::is_directory(path, ec)) {
+    throw InvalidInput(path.string() + ": is a directory, expected an .onnx file");
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw InvalidInput(path.string() + ": cannot be opened for reading");
+  std::ostringstream bytes;
+  bytes << file.rdbuf();
+  return import_onnx_bytes(bytes.str(), path.string(), bindings);
+}
+
+Network import_onnx_bytes(const std::string& bytes, const std::string& source,
+                          const DimBindings& bindings) {
+  if (bindings.batch <= 0) {
+    throw InvalidInput("--batch " + std::to_string(bindings.batch) + ": expected a positive integer");
+  }
+  for (const auto& [name, value] : bindings.named) {
+    if (value <= 0) {
+      throw InvalidInput("--dim " + name + "=" + std::to_string(value) +
+                         ": expected a positive integer");
+    }
+  }
+  onnx::ModelProto model;
+  if (bytes.empty() || !model.ParseFromString(bytes)) {
+    throw InvalidInput(source + ": not a readable ONNX model (protobuf parse failed on " +
+                       std::to_string(bytes.size()) + " bytes; truncated or not ONNX?)");
+  }
+  if (!model.has_graph() || model.graph().node_size() == 0) {
+    throw InvalidInput(source + ": ONNX model has no graph nodes (truncated or not ONNX?)");
+  }
+
+  std::set<std::string> initializer_names;
+  for (const auto& init : model.graph().initializer()) initializer_names.insert(init.name());
+  const std::set<std::string> data_inputs = find_data_inputs(model, initializer_names);
+  bind_dimensions(model, source, data_inputs, bindings);
+
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/1,
+                                        /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+    throw InvalidInput(source + ": ONNX shape inference failed: " + what);
+  }
+
+  const onnx::GraphProto& graph = model.graph();
+  std::unordered_map<std::string, ValueShape> shapes;
+  for (const auto& v : graph.input()) shapes[v.name()] = read_value(v.type());
+  for (const auto& v : graph.value_info()) shapes[v.name()] = read_value(v.type());
+  for (const auto& v : graph.output()) {
+    ValueShape value = read_value(v.type());
+    if (value.complete || shapes.count(v.name()) == 0) shapes[v.name()] = value;
+  }
+  for (const auto& init : graph.initializer()) {
+    ValueShape value;
+    value.dtype = to_data_type(init.data_type());
+    value.shape.assign(init.dims().begin(), init.dims().end());
+    value.complete = true;
+    shapes[init.name()] = value;
+  }
+
+  Network network;
+  network.source = source;
+  network.name = stem_of(source);
+  network.description = metadata(model, "nnergy.description");
+  std::unordered_map<std::string, std::size_t> index_of;
+
+  auto add_tensor = [&](const std::string& name, TensorRole role, const std::string& producer,
+                        const std::string& op_type) -> std::size_t {
+    auto it = shapes.find(name);
+    if (it == shapes.end() || !it->second.complete) {
+      std::string what = producer.empty() ? "input '" + name + "'"
+                                          : "tensor '" + name + "' (output of node '" + producer +
+                                                "', op " + op_type + ")";
+      throw InvalidInput(source + ": the shape of " + what +
+                         " could not be inferred; export with static shapes or bind its "
+                         "symbolic dimensions with --dim NAME=VALUE");
+    }
+    TensorInfo tensor;
+    tensor.name = name;
+    tensor.shape = it->second.shape;
+    tensor.dtype = it->second.dtype;
+    tensor.role = role;
+    std::size_t index = network.add_tensor(std::move(tensor));
+    index_of[name] = index;
+    return index;
+  };
+
+  for (const auto& init : graph.initializer()) {
+    const bool floating = is_floating(to_data_type(init.data_type()));
+    add_tensor(init.name(), floating ? TensorRole::kParameter : TensorRole::kConstant, "", "");
+  }
+  for (const auto& input : graph.input()) {
+    if (index_of.count(input.name()) > 0) continue;  // an initializer listed as input
+    add_tensor(input.name(),
+               data_inputs.count(input.name()) > 0 ? TensorRole::kDataInput : TensorRole::kParameter,
+               "", "");
+  }
+
+  std::set<std::string> consumed;
+  for (const auto& node : graph.node()) {
+    for (const auto& in : node.input()) consumed.insert(in);
+  }
+  for (const auto& out : graph.output()) consumed.insert(out.name());
+
+  for (const auto& proto : graph.node()) {
+    Node node;
+    node.name = proto.name();
+    node.op_type = proto.domain().empty() || proto.domain() == "ai.onnx"
+                       ? proto.op_type()
+                       : proto.domain() + "." + proto.op_type();
+    node.module_path = module_path_from_node_name(node.name);
+    if (node.name.empty()) node.name = node.op_type + "_" + std::to_string(network.nodes().size());
+    for (const auto& attribute : proto.attribute()) {
+      bool supported = false;
+      AttributeValue value = to_attribute_value(attribute, &supported);
+      if (supported) node.attributes.emplace(attribute.name(), std::move(value));
+    }
+    for (const auto& in : proto.input()) {
+      if (in.empty()) continue;  // an omitted optional input
+      auto it = index_of.find(in);
+      if (it == index_of.end()) {
+        throw InvalidInput(source + ": node '" + node.name + "' reads '" + in +
+                           "', which no node, input or initializer produces");
+      }
+      node.inputs.push_back(it->second);
+    }
+    const TensorRole out_role =
+        proto.op_type() == "Constant" ? TensorRole::kConstant : TensorRole::kActivation;
+    for (const auto& out : proto.output()) {
+      // Unused optional outputs (e.g. a training BatchNorm's running statistics) may stay
+      // shapeless; they carry no cost.
+      if (out.empty()) continue;
+      if (consumed.count(out) == 0 && (shapes.count(out) == 0 || !shapes[out].complete)) continue;
+      node.outputs.push_back(add_tensor(out, out_role, node.name, node.op_type));
+    }
+    network.add_node(std::move(node));
+  }
+  network.propagate_tensor_flags();
+  return network;
+}
+
+}  // namespace nnergy::graph

@@ -1,0 +1,400 @@
+#include "nnergy/graph/op_catalog.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "nnergy/core/error.h"
+
+namespace nnergy::graph {
+
+namespace {
+
+// Resolved tensors of one node.
+struct CostInput {
+  const Node& node;
+  std::vector<const TensorInfo*> in;
+  std::vector<const TensorInfo*> out;
+
+  double in_elements(std::size_t i) const {
+    return i < in.size() ? static_cast<double>(in[i]->elements()) : 0.0;
+  }
+  double out_elements() const {
+    double total = 0;
+    for (const TensorInfo* t : out) total += static_cast<double>(t->elements());
+    return total;
+  }
+  double in_bytes(std::size_t i) const { return i < in.size() ? in[i]->bytes() : 0.0; }
+  double all_in_bytes() const {
+    double total = 0;
+    for (const TensorInfo* t : in) total += t->bytes();
+    return total;
+  }
+  double out_bytes() const {
+    double total = 0;
+    for (const TensorInfo* t : out) total += t->bytes();
+    return total;
+  }
+  bool needs_grad(std::size_t i) const { return i < in.size() && in[i]->requires_grad; }
+  bool any_grad() const {
+    return std::any_of(in.begin(), in.end(), [](const TensorInfo* t) { return t->requires_grad; });
+  }
+  // Bytes of the gradients written for the inputs that need one.
+  double grad_in_bytes() const {
+    double total = 0;
+    for (const TensorInfo* t : in) total += t->requires_grad ? t->bytes() : 0.0;
+    return total;
+  }
+  std::size_t grad_inputs() const {
+    return static_cast<std::size_t>(
+        std::count_if(in.begin(), in.end(), [](const TensorInfo* t) { return t->requires_grad; }));
+  }
+};
+
+using CostFunction = std::function<OpCost(const CostInput&)>;
+
+PassCost pass(double macs, double flops, double bytes, double kernels) {
+  return PassCost{macs, flops, bytes, kernels};
+}
+
+OpCost same_forward(OpClass op_class, PassCost forward, PassCost backward) {
+  OpCost cost;
+  cost.op_class = op_class;
+  cost.known = true;
+  cost.inference = forward;
+  cost.training_forward = forward;
+  cost.backward = backward;
+  return cost;
+}
+
+double product(const Shape& shape, std::size_t from) {
+  double p = 1;
+  for (std::size_t i = from; i < shape.size(); ++i) p *= static_cast<double>(shape[i]);
+  return p;
+}
+
+// Convolution, forward and transposed. MACs per output element of a convolution are
+// (Cin/groups)·prod(kernel) = prod(W.shape[1:]); a transposed convolution does
+// (Cout/groups)·prod(kernel) = prod(W.shape[1:]) MACs per *input* element.
+OpCost convolution(const CostInput& c, bool transposed) {
+  if (c.in.size() < 2 || c.out.empty()) throw InternalError(c.node.name + ": Conv without weight");
+  const double per_element_macs = product(c.in[1]->shape, 1);
+  const double anchor_elements = transposed ? c.in_elements(0) : c.out_elements();
+  const double macs = anchor_elements * per_element_macs;
+  const bool has_bias = c.in.size() > 2;
+  const double bias_flops = has_bias ? c.out_elements() : 0.0;
+  PassCost forward = pass(macs, 2 * macs + bias_flops, c.all_in_bytes() + c.out_bytes(), 1);
+  PassCost backward;
+  const double grad_out = c.out_bytes();
+  if (c.needs_grad(0)) backward += pass(macs, 2 * macs, grad_out + c.in_bytes(1) + c.in_bytes(0), 1);
+  if (c.needs_grad(1)) backward += pass(macs, 2 * macs, grad_out + c.in_bytes(0) + c.in_bytes(1), 1);
+  if (has_bias && c.needs_grad(2)) backward += pass(0, c.out_elements(), grad_out + c.in_bytes(2), 1);
+  return same_forward(OpClass::kMatrix, forward, backward);
+}
+
+// Gemm: Y = alpha·A'·B' + beta·C with A' (M×K), B' (K×N).
+OpCost gemm(const CostInput& c) {
+  const Shape& a = c.in.at(0)->shape;
+  const bool trans_a = c.node.int_attribute("transA", 0) != 0;
+  const double k = static_cast<double>(trans_a ? a.at(0) : a.at(1));
+  const double macs = c.out_elements() * k;
+  const bool has_bias = c.in.size() > 2;
+  PassCost forward =
+      pass(macs, 2 * macs + (has_bias ? c.out_elements() : 0.0), c.all_in_bytes() + c.out_bytes(), 1);
+  PassCost backward;
+  const double grad_out = c.out_bytes();
+  if (c.needs_grad(0)) backward += pass(macs, 2 * macs, grad_out + c.in_bytes(1) + c.in_bytes(0), 1);
+  if (c.needs_grad(1)) backward += pass(macs, 2 * macs, grad_out + c.in_bytes(0) + c.in_bytes(1), 1);
+  if (has_bias && c.needs_grad(2)) backward += pass(0, c.out_elements(), grad_out + c.in_bytes(2), 1);
+  return same_forward(OpClass::kMatrix, forward, backward);
+}
+
+// MatMul with numpy broadcasting: every output element is a dot product over K.
+OpCost matmul(const CostInput& c) {
+  const Shape& a = c.in.at(0)->shape;
+  const double k = a.empty() ? 1.0 : static_cast<double>(a.back());
+  const double macs = c.out_elements() * k;
+  PassCost forward = pass(macs, 2 * macs, c.all_in_bytes() + c.out_bytes(), 1);
+  PassCost backward;
+  for (std::size_t i = 0; i < 2; ++i) {
+    if (c.needs_grad(i)) {
+      backward += pass(macs, 2 * macs, c.out_bytes() + c.in_bytes(1 - i) + c.in_bytes(i), 1);
+    }
+  }
+  return same_forward(OpClass::kMatrix, forward, backward);
+}
+
+// Elementwise operators: `forward_flops` and `backward_flops` per output element.
+// Transcendental functions (exp, erf, tanh) count as one flop each.
+CostFunction elementwise(double forward_flops, double backward_flops) {
+  return [=](const CostInput& c) {
+    const double n = c.out_elements();
+    PassCost forward = pass(0, forward_flops * n, c.all_in_bytes() + c.out_bytes(), 1);
+    PassCost backward;
+    if (c.any_grad()) {
+      // Reads the output gradient and the saved inputs, writes each needed input gradient.
+      backward = pass(0, backward_flops * n, c.out_bytes() + c.all_in_bytes() + c.grad_in_bytes(),
+                      static_cast<double>(c.grad_inputs()));
+    }
+    return same_forward(OpClass::kElementwise, forward, backward);
+  };
+}
+
+// BatchNormalization. Inference folds the statistics into one scale and shift per channel
+// (2 flops per element, one pass). Training computes batch statistics first (a second read
+// of the input, 3 more flops per element), and its backward reads input and output gradient
+// twice (reduction pass, then gradient pass), about 7 flops per element.
+OpCost batch_norm(const CostInput& c) {
+  const double n = c.in_elements(0);
+  const double x = c.in_bytes(0);
+  const double y = c.out.empty() ? x : c.out[0]->bytes();
+  double params = 0;
+  for (std::size_t i = 1; i < c.in.size(); ++i) params += c.in_bytes(i);
+  OpCost cost;
+  cost.op_class = OpClass::kNormalization;
+  cost.known = true;
+  cost.inference = pass(0, 2 * n, x + y + params, 1);
+  cost.training_forward = pass(0, 5 * n, 2 * x + y + params, 2);
+  if (c.any_grad()) cost.backward = pass(0, 7 * n, 2 * x + 2 * y + x + params, 2);
+  return cost;
+}
+
+// LayerNormalization over the trailing axes: mean and variance in one pass (3 flops per
+// element), normalize and affine (4 flops); backward about 9 flops per element, one kernel for
+// the input gradient and one for the scale/bias gradients.
+OpCost layer_norm(const CostInput& c) {
+  const double n = c.in_elements(0);
+  const double x = c.in_bytes(0);
+  double params = 0;
+  for (std::size_t i = 1; i < c.in.size(); ++i) params += c.in_bytes(i);
+  PassCost forward = pass(0, 7 * n, x + x + params, 1);
+  PassCost backward;
+  if (c.any_grad()) backward = pass(0, 9 * n, x + x + x + 2 * params, 2);
+  return same_forward(OpClass::kNormalization, forward, backward);
+}
+
+// Softmax: max, subtract, exp, sum, divide (5 flops per element); backward
+// dx = y·(dy − Σ dy·y): 4 flops per element.
+OpCost softmax(const CostInput& c) {
+  const double n = c.in_elements(0);
+  PassCost forward = pass(0, 5 * n, c.in_bytes(0) + c.out_bytes(), 1);
+  PassCost backward;
+  if (c.any_grad()) backward = pass(0, 4 * n, 3 * c.out_bytes(), 1);
+  return same_forward(OpClass::kNormalization, forward, backward);
+}
+
+// Windowed pooling: one comparison or addition per window element per output element.
+OpCost windowed_pool(const CostInput& c, bool is_max) {
+  const std::vector<std::int64_t> kernel = c.node.ints_attribute("kernel_shape", {});
+  double window = 1;
+  for (std::int64_t k : kernel) window *= static_cast<double>(k);
+  const double n_out = c.out.empty() ? 0.0 : static_cast<double>(c.out[0]->elements());
+  PassCost forward = pass(0, n_out * window, c.in_bytes(0) + c.out_bytes(), 1);
+  PassCost backward;
+  if (c.any_grad()) {
+    // Max pooling scatters through saved int64 indices; average pooling spreads each gradient.
+    const double indices = is_max ? n_out * 8.0 : 0.0;
+    backward = pass(0, is_max ? n_out : n_out * window,
+                    c.out[0]->bytes() + indices + c.in_bytes(0), 1);
+  }
+  return same_forward(OpClass::kPooling, forward, backward);
+}
+
+// Global pooling and reductions: one flop per input element.
+OpCost reduction(const CostInput& c) {
+  const double n = c.in_elements(0);
+  PassCost forward = pass(0, n, c.in_bytes(0) + c.out_bytes(), 1);
+  PassCost backward;
+  if (c.any_grad()) backward = pass(0, n, c.out_bytes() + c.in_bytes(0), 1);
+  return same_forward(OpClass::kPooling, forward, backward);
+}
+
+// Copies that read what they write (Concat, Transpose, Pad, Expand, Tile, Resize, Cast...).
+OpCost copy_all_inputs(const CostInput& c) {
+  // Only the data input is read; shape and index operands are tiny or shape-valued.
+  double read = 0;
+  for (const TensorInfo* t : c.in) read += t->shape_valued ? 0.0 : t->bytes();
+  PassCost forward = pass(0, 0, read + c.out_bytes(), 1);
+  PassCost backward;
+  if (c.any_grad()) backward = pass(0, 0, c.out_bytes() + c.grad_in_bytes(), 1);
+  return same_forward(OpClass::kDataMovement, forward, backward);
+}
+
+// Copies that read only what they write: Slice, Split, Gather (embedding lookups included).
+// Their backward zero-fills the input gradient and scatters (adds) the output gradient into it.
+OpCost copy_selected(const CostInput& c) {
+  double index_bytes = 0;
+  for (std::size_t i = 1; i < c.in.size(); ++i) {
+    index_bytes += c.in[i]->shape_valued ? 0.0 : c.in[i]->bytes();
+  }
+  PassCost forward = pass(0, 0, 2 * c.out_bytes() + index_bytes, 1);
+  PassCost backward;
+  if (c.any_grad()) {
+    backward = pass(0, c.out_elements(), c.out_bytes() + index_bytes + c.grad_in_bytes(), 2);
+  }
+  OpCost cost = same_forward(OpClass::kDataMovement, forward, backward);
+  return cost;
+}
+
+// Dropout: a no-op (a view) in eval mode; in train mode it draws a mask, stores it (1 byte per
+// element) and multiplies; backward multiplies the gradient by the mask.
+OpCost dropout(const CostInput& c) {
+  const double n = c.in_elements(0);
+  OpCost cost;
+  cost.op_class = OpClass::kView;
+  cost.known = true;
+  cost.training_forward = pass(0, 2 * n, c.in_bytes(0) + c.out[0]->bytes() + n, 1);
+  if (c.any_grad()) cost.backward = pass(0, n, 2 * c.in_bytes(0) + n, 1);
+  return cost;
+}
+
+OpCost no_cost(OpClass op_class) {
+  OpCost cost;
+  cost.op_class = op_class;
+  cost.known = true;
+  return cost;
+}
+
+const std::map<std::string, CostFunction, std::less<>>& catalog() {
+  static const std::map<std::string, CostFunction, std::less<>> kCatalog = [] {
+    std::map<std::string, CostFunction, std::less<>> m;
+    m["Conv"] = [](const CostInput& c) { return convolution(c, false); };
+    m["ConvTranspose"] = [](const CostInput& c) { return convolution(c, true); };
+    m["Gemm"] = gemm;
+    m["MatMul"] = matmul;
+    m["BatchNormalization"] = batch_norm;
+    m["LayerNormalization"] = layer_norm;
+    m["Softmax"] = softmax;
+    m["LogSoftmax"] = softmax;
+    m["MaxPool"] = [](const CostInput& c) { return windowed_pool(c, true); };
+    m["AveragePool"] = [](const CostInput& c) { return windowed_pool(c, false); };
+    for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum",
+                           "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare"}) {
+      m[op] = reduction;
+    }
+    // {forward, backward} flops per output element.
+    const std::map<std::string, std::pair<double, double>> kElementwise = {
+        {"Relu", {1, 1}},        {"LeakyRelu", {2, 2}},    {"PRelu", {2, 3}},
+        {"Elu", {3, 3}},         {"Selu", {4, 3}},         {"Celu", {4, 3}},
+        {"Sigmoid", {4, 3}},     {"Tanh", {1, 3}},         {"HardSigmoid", {3, 1}},
+        {"HardSwish", {4, 4}},   {"Gelu", {8, 12}},        {"Erf", {1, 3}},
+        {"Exp", {1, 1}},         {"Log", {1, 1}},          {"Sqrt", {1, 2}},
+        {"Pow", {1, 3}},         {"Neg", {1, 1}},          {"Abs", {1, 1}},
+        {"Reciprocal", {1, 2}},  {"Clip", {2, 1}},         {"Softplus", {3, 3}},
+        {"Mish", {6, 8}},        {"Sin", {1, 1}},          {"Cos", {1, 1}},
+        {"Add", {1, 1}},         {"Sub", {1, 1}},          {"Mul", {1, 2}},
+        {"Div", {1, 3}},         {"Max", {1, 1}},          {"Min", {1, 1}},
+        {"Sum", {1, 1}},         {"Mean", {2, 1}},         {"Where", {1, 1}},
+        {"Equal", {1, 0}},       {"Greater", {1, 0}},      {"Less", {1, 0}},
+        {"Not", {1, 0}},         {"And", {1, 0}},          {"Or", {1, 0}},
+        {"IsNaN", {1, 0}},       {"Floor", {1, 0}},        {"Ceil", {1, 0}},
+        {"Round", {1, 0}},       {"Sign", {1, 0}},         {"Cast", {0, 0}},
+    };
+    for (const auto& [op, flops] : kElementwise) m[op] = elementwise(flops.first, flops.second);
+    for (const char* op : {"Concat", "Transpose", "Pad", "Expand", "Tile", "Resize", "Upsample",
+                           "DepthToSpace", "SpaceToDepth", "ScatterND", "ScatterElements",
+                           "ConstantOfShape", "Range", "Trilu", "CumSum"}) {
+      m[op] = copy_all_inputs;
+    }
+    for (const char* op : {"Slice", "Split", "Gather", "GatherElements", "GatherND"}) {
+      m[op] = copy_selected;
+    }
+    for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) {
+      m[op] = [](const CostInput&) { return no_cost(OpClass::kView); };
+    }
+    m["Dropout"] = dropout;
+    for (const char* op : {"Shape", "Size", "Constant"}) {
+      m[op] = [](const CostInput&) { return no_cost(OpClass::kShape); };
+    }
+    return m;
+  }();
+  return kCatalog;
+}
+
+OpCost memory_bound_fallback(const CostInput& c) {
+  OpCost cost = elementwise(1, 1)(c);
+  cost.op_class = OpClass::kUnknown;
+  cost.known = false;
+  return cost;
+}
+
+bool all_outputs_shape_valued(const CostInput& c) {
+  return !c.out.empty() &&
+         std::all_of(c.out.begin(), c.out.end(), [](const TensorInfo* t) { return t->shape_valued; });
+}
+
+}  // namespace
+
+OpCost op_cost(const Network& network, const Node& node) {
+  CostInput input{node, {}, {}};
+  for (std::size_t i : node.inputs) input.in.push_back(&network.tensor(i));
+  for (std::size_t i : node.outputs) input.out.push_back(&network.tensor(i));
+
+  OpCost cost;
+  auto it = catalog().find(node.op_type);
+  if (all_outputs_shape_valued(input) || node.outputs.empty()) {
+    // Shape arithmetic (and nodes whose outputs nobody reads) never becomes a GPU kernel.
+    cost = no_cost(OpClass::kShape);
+    cost.known = it != catalog().end();
+  } else if (it != catalog().end()) {
+    cost = it->second(input);
+  } else {
+    cost = memory_bound_fallback(input);
+  }
+  for (const TensorInfo* t : input.in) {
+    if (t->role == TensorRole::kParameter) cost.parameter_count += t->elements();
+  }
+  return cost;
+}
+
+bool is_known_op(std::string_view op_type) { return catalog().count(op_type) > 0; }
+
+std::vector<std::string> known_op_types() {
+  std::vector<std::string> types;
+  for (const auto& [op, fn] : catalog()) types.push_back(op);
+  return types;
+}
+
+std::string_view to_string(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::kSgd: return "sgd";
+    case Optimizer::kSgdMomentum: return "sgd-momentum";
+    case Optimizer::kAdam: return "adam";
+    case Optimizer::kAdamW: return "adamw";
+  }
+  return "sgd";
+}
+
+Optimizer parse_optimizer(std::string_view name, std::string_view flag) {
+  for (Optimizer o : {Optimizer::kSgd, Optimizer::kSgdMomentum, Optimizer::kAdam, Optimizer::kAdamW}) {
+    if (to_string(o) == name) return o;
+  }
+  throw InvalidInput(std::string(flag) + " " + std::string(name) +
+                     ": unknown optimizer; accepted: sgd, sgd-momentum, adam, adamw");
+}
+
+PassCost optimizer_step_cost(Optimizer optimizer, double parameter_count,
+                             std::size_t parameter_tensors, double bytes_per_parameter) {
+  // Per parameter: flops, tensors read + written (parameter, gradient, optimizer state), and
+  // update stages (foreach kernels).
+  struct Rule {
+    double flops;
+    double tensors_moved;
+    double stages;
+  };
+  Rule rule{};
+  switch (optimizer) {
+    case Optimizer::kSgd: rule = {2, 3, 1}; break;          // p -= lr·g
+    case Optimizer::kSgdMomentum: rule = {4, 5, 2}; break;  // b = μb + g; p -= lr·b
+    case Optimizer::kAdam: rule = {12, 7, 5}; break;        // m, v, bias correction, update
+    case Optimizer::kAdamW: rule = {14, 7, 6}; break;       // Adam plus decoupled weight decay
+  }
+  constexpr double kTensorsPerLaunch = 64;
+  const double launches =
+      std::ceil(static_cast<double>(parameter_tensors) / kTensorsPerLaunch) * rule.stages;
+  return PassCost{0, rule.flops * parameter_count,
+                  rule.tensors_moved * parameter_count * bytes_per_parameter, launches};
+}
+
+}  // namespace nnergy::graph

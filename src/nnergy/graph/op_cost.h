@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+namespace nnergy::graph {
+
+/// How an operator uses the GPU; decides which peak (matrix or vector) bounds its compute.
+enum class OpClass {
+  kMatrix,         ///< convolution / GEMM: multiply-accumulate bound, tensor-core eligible
+  kElementwise,    ///< one value in, one value out, a few flops each
+  kNormalization,  ///< BatchNorm, LayerNorm, Softmax: reductions plus elementwise
+  kPooling,        ///< windowed or global pooling and reductions
+  kDataMovement,   ///< copies: Concat, Transpose, Slice, Gather (embedding lookup), ...
+  kView,           ///< Reshape, Flatten, Squeeze, inference Dropout: no kernel, no traffic
+  kShape,          ///< shape arithmetic and constants: folded away when the network runs
+  kUnknown,        ///< an operator nnergy does not know: memory-bound fallback
+};
+
+/// "matrix", "elementwise", "normalization", "pooling", "data-movement", "view", "shape",
+/// "unknown".
+std::string_view to_string(OpClass op_class);
+
+/// Work of one pass of an operator.
+struct PassCost {
+  double macs = 0;     ///< multiply-accumulates (matrix operators only)
+  double flops = 0;    ///< floating-point operations; 1 MAC = 2 flops
+  double bytes = 0;    ///< bytes read + written, each tensor touched once: a lower bound
+  double kernels = 0;  ///< kernel launches
+
+  PassCost& operator+=(const PassCost& other);
+  /// True when the pass does nothing at all.
+  bool empty() const { return flops == 0 && bytes == 0 && kernels == 0; }
+};
+
+PassCost operator+(PassCost a, const PassCost& b);
+PassCost operator*(PassCost a, double factor);
+
+/// Cost of one operator for inference and for a training step, as in PALEO: the backward pass
+/// is the data-gradient (for inputs that need one) plus the weight-gradient.
+struct OpCost {
+  OpClass op_class = OpClass::kUnknown;
+  bool known = false;         ///< false when the memory-bound fallback was used
+  PassCost inference;         ///< forward pass in eval mode
+  PassCost training_forward;  ///< forward pass in train mode (differs for BatchNorm, Dropout)
+  PassCost backward;          ///< zero when no input needs a gradient
+  std::int64_t parameter_count = 0;  ///< elements of the parameter tensors the node reads
+};
+
+}  // namespace nnergy::graph

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace nnergy::graph {
+
+/// The operator types that carry the compute of a network (seed 000 §4.1). Operators outside
+/// it are still listed and predicted, and flagged as such in every output.
+class Whitelist {
+ public:
+  /// The default: convolutions, GEMM/MatMul, normalizations, activations, pooling, Softmax,
+  /// Add/Mul and embedding Gather — the op kinds nnergy's profiler measures.
+  static Whitelist standard();
+  /// Parses a comma-separated list of ONNX operator types; throws InvalidInput naming `flag`
+  /// for an empty list or an entry that is not an operator name.
+  static Whitelist parse(std::string_view list, std::string_view flag);
+
+  bool contains(std::string_view op_type) const { return ops_.count(std::string(op_type)) > 0; }
+  const std::set<std::string>& ops() const { return ops_; }
+
+ private:
+  std::set<std::string> ops_;
+};
+
+}  // namespace nnergy::graph

@@ -1,0 +1,127 @@
+#include "nnergy/network/network_prediction.h"
+
+#include <set>
+#include <unordered_map>
+
+#include "nnergy/graph/op_signature.h"
+
+namespace nnergy::network {
+
+CostedNetwork::CostedNetwork(const graph::Network& network) : network_(network) {
+  const auto& nodes = network.nodes();
+  costs_.reserve(nodes.size());
+  unique_of_node_.reserve(nodes.size());
+  std::unordered_map<std::string, std::size_t> unique;
+  for (const graph::Node& node : nodes) {
+    costs_.push_back(graph::op_cost(network, node));
+    auto [it, inserted] = unique.emplace(graph::op_signature(network, node), unique.size());
+    unique_of_node_.push_back(it->second);
+  }
+  unique_count_ = unique.size();
+}
+
+NetworkPrediction predict_network(const CostedNetwork& costed, const predict::OpPredictor& predictor,
+                                  const predict::AnalyticalPredictor& analytical,
+                                  const PredictionSettings& settings) {
+  const graph::Network& network = costed.network();
+  const bool training = settings.mode == predict::Mode::kTraining;
+  NetworkPrediction result;
+  result.predictor_name = predictor.name();
+  result.predictor_description = predictor.description();
+  result.settings = settings;
+
+  std::vector<std::optional<predict::OpEstimate>> cache(costed.unique_count());
+  std::set<std::string> unknown;
+  std::set<std::size_t> unique_seen;
+  const auto& nodes = network.nodes();
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    const graph::Node& node = nodes[n];
+    const graph::OpCost& cost = costed.costs()[n];
+    if (cost.op_class == graph::OpClass::kShape) {
+      ++result.shape_nodes;
+      continue;
+    }
+    const std::size_t unique = costed.unique_of_node()[n];
+    unique_seen.insert(unique);
+    if (!cache[unique]) {
+      cache[unique] = predictor.predict({network, node, cost, settings.mode, settings.point});
+    }
+    const predict::OpEstimate& estimate = *cache[unique];
+    LayerPrediction layer;
+    layer.node_index = n;
+    layer.name = node.name;
+    layer.module_path = node.module_path;
+    layer.op_type = node.op_type;
+    layer.op_class = cost.op_class;
+    if (!node.outputs.empty()) layer.output_shape = network.tensor(node.outputs.front()).shape;
+    layer.unique_op = unique;
+    const graph::PassCost work =
+        training ? cost.training_forward + cost.backward : cost.inference;
+    layer.macs = work.macs;
+    layer.flops = work.flops;
+    layer.bytes = work.bytes;
+    layer.parameters = cost.parameter_count;
+    layer.time_s = estimate.time_s;
+    layer.forward_time_s = estimate.forward_time_s;
+    layer.energy_j = estimate.energy_j;
+    layer.power_w = estimate.power_w;
+    layer.whitelisted = settings.whitelist.contains(node.op_type);
+    layer.known_op = cost.known;
+    layer.compute_bound = estimate.compute_bound;
+    layer.power_capped = estimate.power_capped;
+    if (!cost.known) unknown.insert(node.op_type);
+    result.layers.push_back(std::move(layer));
+  }
+  result.unique_operations = unique_seen.size();
+  result.unknown_ops.assign(unknown.begin(), unknown.end());
+
+  if (training && network.parameter_count() > 0) {
+    double bytes_per_parameter = 4;
+    for (const graph::TensorInfo& t : network.tensors()) {
+      if (t.role == graph::TensorRole::kParameter) {
+        bytes_per_parameter = static_cast<double>(graph::bytes_per_element(t.dtype));
+        break;
+      }
+    }
+    const graph::PassCost step = graph::optimizer_step_cost(
+        settings.optimizer, static_cast<double>(network.parameter_count()),
+        network.parameter_tensor_count(), bytes_per_parameter);
+    const predict::OpEstimate estimate =
+        analytical.predict_pass(step, graph::OpClass::kElementwise, settings.point);
+    LayerPrediction layer;
+    layer.name = "optimizer.step";
+    layer.module_path = "optimizer";
+    layer.op_type = "OptimizerStep(" + std::string(graph::to_string(settings.optimizer)) + ")";
+    layer.op_class = graph::OpClass::kElementwise;
+    layer.output_shape = {network.parameter_count()};
+    layer.unique_op = costed.unique_count();
+    layer.flops = step.flops;
+    layer.bytes = step.bytes;
+    layer.parameters = network.parameter_count();
+    layer.time_s = estimate.time_s;
+    layer.forward_time_s = 0;
+    layer.energy_j = estimate.energy_j;
+    layer.power_w = estimate.power_w;
+    layer.compute_bound = estimate.compute_bound;
+    layer.power_capped = estimate.power_capped;
+    result.layers.push_back(std::move(layer));
+    result.optimizer_step_included = true;
+  }
+
+  NetworkTotals& totals = result.totals;
+  for (const LayerPrediction& layer : result.layers) {
+    totals.time_s += layer.time_s;
+    totals.energy_j += layer.energy_j;
+    totals.macs += layer.macs;
+    totals.flops += layer.flops;
+    totals.bytes += layer.bytes;
+  }
+  totals.parameters = network.parameter_count();
+  totals.power_w = totals.time_s > 0 ? totals.energy_j / totals.time_s : 0;
+  totals.edp_j_s = totals.energy_j * totals.time_s;
+  totals.energy_per_sample_j =
+      settings.batch > 0 ? totals.energy_j / static_cast<double>(settings.batch) : 0;
+  return result;
+}
+
+}  // namespace nnergy::network

@@ -1,0 +1,99 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nnergy/graph/network.h"
+#include "nnergy/graph/op_catalog.h"
+#include "nnergy/graph/whitelist.h"
+#include "nnergy/predict/analytical_predictor.h"
+#include "nnergy/predict/op_predictor.h"
+
+namespace nnergy::network {
+
+/// What to predict.
+struct PredictionSettings {
+  predict::Mode mode = predict::Mode::kInference;
+  predict::OperatingPoint point;      ///< precision and core clock
+  std::int64_t batch = 1;             ///< samples per iteration (for per-sample figures)
+  graph::Optimizer optimizer = graph::Optimizer::kSgdMomentum;  ///< training mode only
+  graph::Whitelist whitelist = graph::Whitelist::standard();
+};
+
+/// Prediction for one node of the network (or the optimizer step), per iteration.
+struct LayerPrediction {
+  std::optional<std::size_t> node_index;  ///< empty for the optimizer step
+  std::string name;                       ///< the node's name
+  std::string module_path;                ///< module hierarchy, e.g. "layer1/0/conv1"
+  std::string op_type;
+  graph::OpClass op_class = graph::OpClass::kUnknown;
+  graph::Shape output_shape;
+  std::size_t unique_op = 0;  ///< index of its unique operation (seed 000 §4.1)
+  double macs = 0;            ///< multiply-accumulates of the passes predicted
+  double flops = 0;           ///< flops of the passes predicted
+  double bytes = 0;           ///< bytes moved (lower bound) of the passes predicted
+  std::int64_t parameters = 0;
+  double time_s = 0;
+  double forward_time_s = 0;
+  double energy_j = 0;
+  double power_w = 0;
+  bool whitelisted = true;   ///< false: outside the compute whitelist (still predicted)
+  bool known_op = true;      ///< false: memory-bound fallback
+  bool compute_bound = false;
+  bool power_capped = false;
+};
+
+/// Network totals per iteration (seed 004 Eqs. 3–5).
+struct NetworkTotals {
+  double time_s = 0;          ///< T = Σ count·t
+  double energy_j = 0;        ///< E = Σ count·t·P
+  double power_w = 0;         ///< P_avg = E/T
+  double edp_j_s = 0;         ///< energy-delay product E·T
+  double energy_per_sample_j = 0;
+  double macs = 0;
+  double flops = 0;
+  double bytes = 0;
+  std::int64_t parameters = 0;
+};
+
+/// The whole prediction of a network at one operating point.
+struct NetworkPrediction {
+  std::string predictor_name;
+  std::string predictor_description;
+  PredictionSettings settings;
+  std::vector<LayerPrediction> layers;  ///< network order; the optimizer step last
+  NetworkTotals totals;
+  std::size_t unique_operations = 0;
+  std::size_t shape_nodes = 0;          ///< shape arithmetic nodes, zero cost, not in `layers`
+  std::vector<std::string> unknown_ops; ///< operator types predicted with the fallback
+  bool optimizer_step_included = false;
+};
+
+/// Operator costs of a network, computed once and reused across operating points.
+class CostedNetwork {
+ public:
+  explicit CostedNetwork(const graph::Network& network);
+
+  const graph::Network& network() const { return network_; }
+  const std::vector<graph::OpCost>& costs() const { return costs_; }
+  /// Unique operation index of each node (shape nodes included, each their own group).
+  const std::vector<std::size_t>& unique_of_node() const { return unique_of_node_; }
+  std::size_t unique_count() const { return unique_count_; }
+
+ private:
+  const graph::Network& network_;
+  std::vector<graph::OpCost> costs_;
+  std::vector<std::size_t> unique_of_node_;
+  std::size_t unique_count_ = 0;
+};
+
+/// Predicts every unique operation once with `predictor` and aggregates by occurrence; the
+/// optimizer step (training) is predicted with `analytical`. Layer energies sum to the total.
+NetworkPrediction predict_network(const CostedNetwork& network, const predict::OpPredictor& predictor,
+                                  const predict::AnalyticalPredictor& analytical,
+                                  const PredictionSettings& settings);
+
+}  // namespace nnergy::network

@@ -1,0 +1,43 @@
+#pragma once
+
+#include "nnergy/device/device_spec.h"
+#include "nnergy/predict/op_predictor.h"
+
+namespace nnergy::predict {
+
+/// Time, power and energy of one pass from first principles, no measurements of the network:
+///
+/// - time: the roofline, t = max(W / (η_c·p_peak·f/f_boost), Q / (η_m·b_peak·s(f))) plus one
+///   launch overhead per kernel. The compute term scales with the core clock f; the memory term
+///   does not, except that below half the boost clock the SMs issue loads too slowly to keep
+///   DRAM busy (s(f) = min(1, 2f/f_boost)). η_c, η_m and the overhead come from the catalog.
+/// - energy: the archline, E = W·ε_flop·v² + Q·ε_mem + T·π0(f) (seed 003 Eq. 5), with
+///   v = V(f)/V(f_boost) from the catalog's DVFS model (P ∝ C·V²·f, seed 000 Eq. 2.1):
+///   dynamic energy per flop scales with v², the baseline power splits into the idle power
+///   (static) and a clocked part scaling with v²·f/f_boost. ε_mem is taken as independent of
+///   the core clock (DRAM runs on its own clock).
+/// - power: E/T, kept between the idle power and the TDP; above the TDP the device would
+///   throttle, so the time is stretched until the power equals the TDP (flagged power_capped).
+///
+/// Matrix operators (Conv, Gemm, MatMul) use the precision's peak (tensor cores for tf32, fp16,
+/// bf16); all others use the vector peak (fp64 for fp64, fp32 otherwise).
+class AnalyticalPredictor : public OpPredictor {
+ public:
+  /// Keeps a copy of `device`.
+  explicit AnalyticalPredictor(device::DeviceSpec device);
+
+  std::string name() const override { return "analytical"; }
+  std::string description() const override;
+  OpEstimate predict(const OpQuery& query) const override;
+
+  /// One pass of `op_class` work at `point` (also used for the optimizer step).
+  OpEstimate predict_pass(const graph::PassCost& cost, graph::OpClass op_class,
+                          const OperatingPoint& point) const;
+
+  const device::DeviceSpec& device() const { return device_; }
+
+ private:
+  device::DeviceSpec device_;
+};
+
+}  // namespace nnergy::predict

@@ -1,0 +1,343 @@
+#include "nnergy/report/prediction_report.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "nnergy/core/error.h"
+#include "nnergy/report/quantity_format.h"
+#include "nnergy/report/text_table.h"
+
+namespace nnergy::report {
+
+namespace {
+
+using network::LayerPrediction;
+using nlohmann::ordered_json;
+
+std::string layer_label(const LayerPrediction& layer) {
+  if (!layer.module_path.empty()) return layer.module_path;
+  const auto slash = layer.name.find_last_of('/');
+  return slash == std::string::npos ? layer.name : layer.name.substr(slash + 1);
+}
+
+std::string markers(const LayerPrediction& layer) {
+  std::string m;
+  if (!layer.whitelisted && layer.node_index) m += '*';
+  if (!layer.known_op) m += '?';
+  if (layer.power_capped) m += '^';
+  return m;
+}
+
+std::string mode_text(const network::PredictionSettings& settings) {
+  return settings.mode == predict::Mode::kInference
+             ? "inference (forward, eval mode)"
+             : fmt::format("training (forward + backward + optimizer step: {})",
+                           graph::to_string(settings.optimizer));
+}
+
+std::string clock_text(const device::DeviceSpec& device, double clock_mhz) {
+  std::string which;
+  if (clock_mhz == device.clock.boost_mhz) which = " (boost)";
+  if (clock_mhz == device.clock.base_mhz) which = " (base)";
+  return fmt::format("{:g} MHz{}", clock_mhz, which);
+}
+
+// Notes that qualify the numbers; shared by the text and JSON outputs.
+std::vector<std::string> notes(const PredictionReport& report) {
+  const auto& p = report.prediction;
+  const device::DeviceSpec& device = *report.device;
+  const device::ArchlineParameters archline = device.archline_for(p.settings.point.precision);
+  std::vector<std::string> out;
+  out.push_back(fmt::format(
+      "all times, powers and energies are predicted by the {} model, not measured: {}",
+      p.predictor_name, p.predictor_description));
+  out.push_back(fmt::format(
+      "archline {} parameters of {}: eps_flop {:.2f} pJ/flop, eps_mem {:.2f} pJ/B, pi0 {:.1f} W — "
+      "{}{}",
+      device::to_string(p.settings.point.precision), device.id,
+      archline.eps_flop_j * 1e12, archline.eps_mem_j_per_byte * 1e12, archline.pi0_w,
+      archline.estimated ? "ESTIMATED: " : "measured: ", archline.source));
+  if (!device.estimated_fields.empty()) {
+    std::string fields;
+    for (const auto& f : device.estimated_fields) fields += (fields.empty() ? "" : ", ") + f;
+    out.push_back(fmt::format("catalog fields of {} that are estimates, not datasheet or measured "
+                              "values: {}", device.id, fields));
+  }
+  out.push_back("bytes are a lower bound: each input, weight and output tensor moved once");
+  out.push_back(fmt::format("figures are per iteration of batch {}", p.settings.batch));
+  if (p.settings.mode == predict::Mode::kTraining) {
+    out.push_back(fmt::format(
+        "training = forward (train mode) + backward (data- and weight-gradients, as in PALEO) + "
+        "one {} optimizer step over {} parameters; loss and data loading not included",
+        graph::to_string(p.settings.optimizer), p.totals.parameters));
+  }
+  if (!p.unknown_ops.empty()) {
+    std::string ops;
+    for (const auto& op : p.unknown_ops) ops += (ops.empty() ? "" : ", ") + op;
+    out.push_back("operators unknown to the catalog, predicted with the memory-bound fallback: " + ops);
+  }
+  return out;
+}
+
+ordered_json layer_json(const LayerPrediction& layer, double total_energy_j) {
+  ordered_json j;
+  j["index"] = layer.node_index ? ordered_json(*layer.node_index) : ordered_json(nullptr);
+  j["name"] = layer.name;
+  j["module_path"] = layer.module_path;
+  j["op_type"] = layer.op_type;
+  j["op_class"] = std::string(graph::to_string(layer.op_class));
+  j["output_shape"] = layer.output_shape;
+  j["unique_op"] = layer.unique_op;
+  j["macs"] = layer.macs;
+  j["flops"] = layer.flops;
+  j["bytes"] = layer.bytes;
+  j["parameters"] = layer.parameters;
+  j["time_s"] = layer.time_s;
+  j["forward_time_s"] = layer.forward_time_s;
+  j["power_w"] = layer.power_w;
+  j["energy_j"] = layer.energy_j;
+  j["energy_share"] = total_energy_j > 0 ? layer.energy_j / total_energy_j : 0.0;
+  j["whitelisted"] = layer.whitelisted;
+  j["known_op"] = layer.known_op;
+  j["compute_bound"] = layer.compute_bound;
+  j["power_capped"] = layer.power_capped;
+  return j;
+}
+
+ordered_json totals_json(const network::NetworkTotals& t) {
+  ordered_json j;
+  j["time_s"] = t.time_s;
+  j["energy_j"] = t.energy_j;
+  j["power_w"] = t.power_w;
+  j["edp_j_s"] = t.edp_j_s;
+  j["energy_per_sample_j"] = t.energy_per_sample_j;
+  j["macs"] = t.macs;
+  j["flops"] = t.flops;
+  j["bytes"] = t.bytes;
+  j["parameters"] = t.parameters;
+  return j;
+}
+
+std::string layers_table(const PredictionReport& report, const TextOptions& options) {
+  const auto& p = report.prediction;
+  std::vector<std::size_t> order(p.layers.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (options.sort_by_energy) {
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return p.layers[a].energy_j > p.layers[b].energy_j;
+    });
+  }
+  const std::size_t shown =
+      options.top == 0 ? order.size() : std::min(options.top, order.size());
+  TextTable table;
+  using A = TextTable::Align;
+  table.add_column("layer", A::kLeft);
+  table.add_column("op", A::kLeft);
+  table.add_column("output shape", A::kLeft);
+  table.add_column("GFLOP", A::kRight);
+  table.add_column("MB", A::kRight);
+  table.add_column("time ms", A::kRight);
+  table.add_column("power W", A::kRight);
+  table.add_column("energy mJ", A::kRight);
+  table.add_column("share %", A::kRight);
+  double shown_energy = 0;
+  for (std::size_t i = 0; i < shown; ++i) {
+    const LayerPrediction& l = p.layers[order[i]];
+    shown_energy += l.energy_j;
+    table.add_row({layer_label(l), l.op_type + markers(l), graph::to_string(l.output_shape),
+                   fmt::format("{:.3f}", l.flops / 1e9), fmt::format("{:.2f}", l.bytes / 1e6),
+                   fmt::format("{:.4f}", l.time_s * 1e3), fmt::format("{:.0f}", l.power_w),
+                   fmt::format("{:.3f}", l.energy_j * 1e3),
+                   fmt::format("{:.2f}", 100 * l.energy_j / p.totals.energy_j)});
+  }
+  std::string out = fmt::format(
+      "Per layer, {} ({} of {} layers; --top 0 lists all):\n",
+      options.sort_by_energy ? "by energy" : "in network order", shown, p.layers.size());
+  out += table.render();
+  if (shown < p.layers.size()) {
+    out += fmt::format("… {} more layers with {:.1f} % of the energy\n", p.layers.size() - shown,
+                       100 * (1 - shown_energy / p.totals.energy_j));
+  }
+  out += fmt::format(
+      "markers: * outside the compute whitelist (still predicted), ? unknown operator (memory-bound "
+      "fallback), ^ power-capped; {} shape-arithmetic nodes (Shape, Constant, ...) cost nothing and "
+      "are not listed\n",
+      p.shape_nodes);
+  return out;
+}
+
+std::string sweep_table(const PredictionReport& report) {
+  const network::ClockSweep& sweep = *report.sweep;
+  const auto& pts = sweep.points;
+  // Show at most ~16 evenly spaced rows, always with the ends and both optima.
+  const std::size_t stride = std::max<std::size_t>(1, (pts.size() + 14) / 15);
+  TextTable table;
+  using A = TextTable::Align;
+  table.add_column("clock MHz", A::kRight);
+  table.add_column("time ms", A::kRight);
+  table.add_column("power W", A::kRight);
+  table.add_column("energy J", A::kRight);
+  table.add_column("EDP J·s", A::kRight);
+  table.add_column("", A::kLeft);
+  std::size_t rows = 0;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    const bool energy_opt = i == sweep.energy_optimal;
+    const bool edp_opt = i == sweep.edp_optimal;
+    if (i % stride != 0 && i + 1 != pts.size() && !energy_opt && !edp_opt) continue;
+    std::string tag;
+    if (energy_opt) tag += "<- energy-optimal ";
+    if (edp_opt) tag += "<- EDP-optimal";
+    table.add_row({fmt::format("{:g}", pts[i].clock_mhz), fmt::format("{:.3f}", pts[i].time_s * 1e3),
+                   fmt::format("{:.0f}", pts[i].power_w), fmt::format("{:.4f}", pts[i].energy_j),
+                   fmt::format("{:.4g}", pts[i].edp_j_s), tag});
+    ++rows;
+  }
+  const auto& e = pts[sweep.energy_optimal];
+  const auto& d = pts[sweep.edp_optimal];
+  const auto& top = pts.back();
+  std::string out = fmt::format("Clock sweep ({} clocks from {:g} to {:g} MHz, {} shown; all in "
+                                "--json/--csv):\n",
+                                pts.size(), pts.front().clock_mhz, top.clock_mhz, rows);
+  out += table.render();
+  out += fmt::format(
+      "energy-optimal clock: {:g} MHz — {} per iteration, {:+.1f} % energy and {:+.1f} % time vs "
+      "{:g} MHz\n",
+      e.clock_mhz, format_quantity(e.energy_j, "J"), 100 * (e.energy_j / top.energy_j - 1),
+      100 * (e.time_s / top.time_s - 1), top.clock_mhz);
+  out += fmt::format(
+      "EDP-optimal clock:    {:g} MHz — {} per iteration, {:+.1f} % energy and {:+.1f} % time vs "
+      "{:g} MHz\n",
+      d.clock_mhz, format_quantity(d.energy_j, "J"), 100 * (d.energy_j / top.energy_j - 1),
+      100 * (d.time_s / top.time_s - 1), top.clock_mhz);
+  return out;
+}
+
+}  // namespace
+
+std::string render_text(const PredictionReport& report, const TextOptions& options) {
+  if (report.network == nullptr || report.device == nullptr) {
+    throw InternalError("render_text: report without network or device");
+  }
+  const auto& p = report.prediction;
+  const auto& net = *report.network;
+  const device::DeviceSpec& device = *report.device;
+  std::string out;
+  out += fmt::format("nnergy predict: {} ({}){}\n", net.name, net.source,
+                     net.description.empty() ? "" : " — " + net.description);
+  out += fmt::format("  mode {}, batch {}, precision {}\n", mode_text(p.settings), p.settings.batch,
+                     device::to_string(p.settings.point.precision));
+  out += fmt::format("  device {} ({}), core clock {}, TDP {:g} W, idle {:g} W\n", device.name,
+                     device.id, clock_text(device, p.settings.point.clock_mhz), device.tdp_w,
+                     device.idle_w);
+  out += fmt::format("  predictor: {}\n\n", p.predictor_name);
+
+  if (report.sweep) {
+    out += sweep_table(report);
+  } else {
+    out += layers_table(report, options);
+  }
+
+  const auto& t = p.totals;
+  const double samples_per_s = t.time_s > 0 ? static_cast<double>(p.settings.batch) / t.time_s : 0;
+  out += fmt::format("\nTotals per iteration at {} (predicted, {} model):\n",
+                     clock_text(device, p.settings.point.clock_mhz), p.predictor_name);
+  TextTable totals;
+  totals.add_column("quantity", TextTable::Align::kLeft);
+  totals.add_column("value", TextTable::Align::kRight);
+  totals.add_column("", TextTable::Align::kLeft);
+  totals.add_row({"time", format_quantity(t.time_s, "s"),
+                  fmt::format("{:.0f} samples/s", samples_per_s)});
+  totals.add_row({"energy", format_quantity(t.energy_j, "J"),
+                  format_quantity(t.energy_per_sample_j, "J") + " per sample"});
+  totals.add_row({"average power", format_quantity(t.power_w, "W"),
+                  fmt::format("{:.0f} % of TDP", 100 * t.power_w / device.tdp_w)});
+  totals.add_row({"energy-delay product", format_quantity(t.edp_j_s, "J·s"), "E × T"});
+  totals.add_row({"work", format_quantity(t.flops, "FLOP"),
+                  format_quantity(t.macs, "MAC") + ", " + format_quantity(t.bytes, "B") +
+                      " moved (lower bound)"});
+  totals.add_row({"parameters", format_quantity(static_cast<double>(t.parameters), ""),
+                  fmt::format("{} unique of {} operations", p.unique_operations,
+                              p.layers.size() - (p.optimizer_step_included ? 1 : 0))});
+  if (report.energy_precision) {
+    const EnergyPrecision& m = *report.energy_precision;
+    totals.add_row({"energy-precision ratio", format_quantity(m.ratio_j, "J"),
+                    fmt::format("M = error^alpha × energy per sample, error {:g}, alpha {:g}",
+                                m.error, m.alpha)});
+  }
+  out += totals.render();
+  out += "\nNotes:\n";
+  for (const std::string& note : notes(report)) out += "  - " + note + "\n";
+  return out;
+}
+
+nlohmann::ordered_json to_json(const PredictionReport& report) {
+  const auto& p = report.prediction;
+  ordered_json j;
+  j["context"] = report.context.to_json();
+  j["totals"] = totals_json(p.totals);
+  ordered_json layers = ordered_json::array();
+  for (const LayerPrediction& layer : p.layers) layers.push_back(layer_json(layer, p.totals.energy_j));
+  j["layers"] = std::move(layers);
+  j["unique_operations"] = p.unique_operations;
+  j["shape_nodes"] = p.shape_nodes;
+  j["unknown_ops"] = p.unknown_ops;
+  j["notes"] = notes(report);
+  if (report.sweep) {
+    ordered_json points = ordered_json::array();
+    for (const auto& pt : report.sweep->points) {
+      points.push_back({{"clock_mhz", pt.clock_mhz},
+                        {"time_s", pt.time_s},
+                        {"power_w", pt.power_w},
+                        {"energy_j", pt.energy_j},
+                        {"edp_j_s", pt.edp_j_s}});
+    }
+    j["clock_sweep"] = {
+        {"points", points},
+        {"energy_optimal_clock_mhz", report.sweep->points[report.sweep->energy_optimal].clock_mhz},
+        {"edp_optimal_clock_mhz", report.sweep->points[report.sweep->edp_optimal].clock_mhz}};
+  }
+  if (report.energy_precision) {
+    j["energy_precision"] = {{"error", report.energy_precision->error},
+                             {"alpha", report.energy_precision->alpha},
+                             {"ratio_j", report.energy_precision->ratio_j}};
+  }
+  return j;
+}
+
+std::string render_csv(const PredictionReport& report) {
+  const auto& p = report.prediction;
+  std::string out = report.context.to_csv_comments();
+  if (report.sweep) {
+    out += "clock_mhz,time_s,power_w,energy_j,edp_j_s,energy_optimal,edp_optimal\n";
+    for (std::size_t i = 0; i < report.sweep->points.size(); ++i) {
+      const auto& pt = report.sweep->points[i];
+      out += fmt::format("{:g},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n", pt.clock_mhz, pt.time_s,
+                         pt.power_w, pt.energy_j, pt.edp_j_s,
+                         i == report.sweep->energy_optimal ? "true" : "false",
+                         i == report.sweep->edp_optimal ? "true" : "false");
+    }
+    return out;
+  }
+  out += "index,name,module_path,op_type,op_class,output_shape,macs,flops,bytes,parameters,time_s,"
+         "forward_time_s,power_w,energy_j,energy_share,whitelisted,known_op,compute_bound,"
+         "power_capped\n";
+  auto quoted = [](const std::string& text) {
+    std::string q = "\"";
+    for (char c : text) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  for (const LayerPrediction& l : p.layers) {
+    out += fmt::format(
+        "{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}\n",
+        l.node_index ? std::to_string(*l.node_index) : "", quoted(l.name), quoted(l.module_path),
+        quoted(l.op_type), graph::to_string(l.op_class), quoted(graph::to_string(l.output_shape)),
+        l.macs, l.flops, l.bytes, l.parameters, l.time_s, l.forward_time_s, l.power_w, l.energy_j,
+        p.totals.energy_j > 0 ? l.energy_j / p.totals.energy_j : 0.0, l.whitelisted, l.known_op,
+        l.compute_bound, l.power_capped);
+  }
+  return out;
+}
+
+}  // namespace nnergy::report

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "nnergy/device/device_spec.h"
+#include "nnergy/network/clock_sweep.h"
+#include "nnergy/network/network_prediction.h"
+#include "nnergy/report/run_context.h"
+
+namespace nnergy::report {
+
+/// NeuralPower's energy-precision ratio for the report (seed 004 Eq. 9).
+struct EnergyPrecision {
+  double error = 0;  ///< classification error, fraction
+  double alpha = 0;
+  double ratio_j = 0;  ///< M = error^alpha · energy per sample, J
+};
+
+/// Everything a `predict` report shows.
+struct PredictionReport {
+  RunContext context;
+  const graph::Network* network = nullptr;
+  const device::DeviceSpec* device = nullptr;
+  network::NetworkPrediction prediction;
+  std::optional<network::ClockSweep> sweep;
+  std::optional<EnergyPrecision> energy_precision;
+};
+
+/// How the text report lists layers.
+struct TextOptions {
+  std::size_t top = 25;      ///< layers listed (0: all)
+  bool sort_by_energy = true;  ///< else network order
+};
+
+/// Human-readable report: header, per-layer table (or clock sweep), totals, notes.
+std::string render_text(const PredictionReport& report, const TextOptions& options);
+
+/// JSON: {"context", "totals", "layers" (every layer, energies summing to the total),
+/// "unique_operations", "unknown_ops", "notes", ["clock_sweep"], ["energy_precision"]}.
+nlohmann::ordered_json to_json(const PredictionReport& report);
+
+/// CSV with the context as leading "# key: value" lines; one row per layer, or per clock when
+/// the report has a sweep. Columns carry their unit.
+std::string render_csv(const PredictionReport& report);
+
+}  // namespace nnergy::report
