@@ -1,8 +1,8 @@
 // `nnergy devices`: the device catalog, or one device in detail.
-#include <string>
-
 #include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "command.h"
 #include "nnergy/core/data_directory.h"
@@ -39,17 +39,20 @@ nlohmann::ordered_json device_json(const device::DeviceSpec& d) {
   j["memory_bandwidth_byte_per_s"] = d.memory_bandwidth_byte_per_s;
   j["tdp_w"] = d.tdp_w;
   j["idle_w"] = d.idle_w;
-  j["clock_mhz"] = {{"min", d.clock.min_mhz}, {"base", d.clock.base_mhz},
-                    {"boost", d.clock.boost_mhz}, {"step", d.clock.step_mhz}};
+  j["clock_mhz"] = {{"min", d.clock.min_mhz},
+                    {"base", d.clock.base_mhz},
+                    {"boost", d.clock.boost_mhz},
+                    {"step", d.clock.step_mhz}};
   nlohmann::ordered_json archline = nlohmann::ordered_json::object();
   for (device::Precision p : device::all_precisions()) {
     if (!d.peak(p)) continue;
     const device::ArchlineParameters a = d.archline_for(p);
-    archline[std::string(device::to_string(p))] = {{"eps_flop_pj", a.eps_flop_j * 1e12},
-                                                   {"eps_mem_pj_per_byte", a.eps_mem_j_per_byte * 1e12},
-                                                   {"pi0_w", a.pi0_w},
-                                                   {"estimated", a.estimated},
-                                                   {"source", a.source}};
+    archline[std::string(device::to_string(p))] = {
+        {"eps_flop_pj", a.eps_flop_j * 1e12},
+        {"eps_mem_pj_per_byte", a.eps_mem_j_per_byte * 1e12},
+        {"pi0_w", a.pi0_w},
+        {"estimated", a.estimated},
+        {"source", a.source}};
   }
   j["archline"] = archline;
   j["estimated_fields"] = d.estimated_fields;
@@ -62,13 +65,14 @@ std::string device_detail(const device::DeviceSpec& d) {
                                 d.architecture, d.sm_count, d.memory_gib);
   out += fmt::format("  memory bandwidth {:.3g} TB/s, TDP {:g} W, idle {:g} W\n",
                      d.memory_bandwidth_byte_per_s / 1e12, d.tdp_w, d.idle_w);
-  out += fmt::format("  core clock {:g}–{:g} MHz (base {:g}, step {:g}); DVFS model: voltage "
-                     "{:.2f}·Vmax up to {:g} MHz, linear to Vmax at boost\n",
-                     d.clock.min_mhz, d.clock.boost_mhz, d.clock.base_mhz, d.clock.step_mhz,
-                     d.dvfs.v_min_ratio, d.dvfs.knee_mhz);
-  out += fmt::format("  efficiency: compute {:.0f} %, memory {:.0f} % of peak, {:.1f} µs per kernel\n",
-                     d.efficiency.compute * 100, d.efficiency.memory * 100,
-                     d.efficiency.kernel_overhead_s * 1e6);
+  out += fmt::format(
+      "  core clock {:g}–{:g} MHz (base {:g}, step {:g}); DVFS model: voltage "
+      "{:.2f}·Vmax up to {:g} MHz, linear to Vmax at boost\n",
+      d.clock.min_mhz, d.clock.boost_mhz, d.clock.base_mhz, d.clock.step_mhz, d.dvfs.v_min_ratio,
+      d.dvfs.knee_mhz);
+  out += fmt::format(
+      "  efficiency: compute {:.0f} %, memory {:.0f} % of peak, {:.1f} µs per kernel\n",
+      d.efficiency.compute * 100, d.efficiency.memory * 100, d.efficiency.kernel_overhead_s * 1e6);
   report::TextTable table;
   using A = report::TextTable::Align;
   table.add_column("precision", A::kLeft);
@@ -82,7 +86,8 @@ std::string device_detail(const device::DeviceSpec& d) {
     const device::ArchlineParameters a = d.archline_for(p);
     table.add_row({std::string(device::to_string(p)), tflops(d, p),
                    fmt::format("{:.2f}", a.eps_flop_j * 1e12),
-                   fmt::format("{:.2f}", a.eps_mem_j_per_byte * 1e12), fmt::format("{:.1f}", a.pi0_w),
+                   fmt::format("{:.2f}", a.eps_mem_j_per_byte * 1e12),
+                   fmt::format("{:.1f}", a.pi0_w),
                    (a.estimated ? "estimate: " : "measured: ") + a.source});
   }
   out += table.render();
@@ -105,7 +110,8 @@ std::string run_devices(const DevicesOptions& o, const std::string& command_line
   }
   if (o.json) {
     nlohmann::ordered_json j;
-    j["context"] = report::RunContext::now(command_line).add("catalog", catalog.sources()).to_json();
+    j["context"] =
+        report::RunContext::now(command_line).add("catalog", catalog.sources()).to_json();
     j["devices"] = nlohmann::ordered_json::array();
     for (const auto& d : catalog.devices()) j["devices"].push_back(device_json(d));
     return j.dump(2) + "\n";
@@ -125,20 +131,20 @@ std::string run_devices(const DevicesOptions& o, const std::string& command_line
   table.add_column("archline", A::kLeft);
   for (const auto& d : catalog.devices()) {
     const device::ArchlineParameters a = d.archline_for(device::Precision::kFp32);
-    table.add_row({d.id, d.name, tflops(d, device::Precision::kFp32),
-                   tflops(d, device::Precision::kFp16),
-                   fmt::format("{:.2f}", d.memory_bandwidth_byte_per_s / 1e12),
-                   fmt::format("{:g}", d.tdp_w),
-                   fmt::format("{:g}–{:g}", d.clock.min_mhz, d.clock.boost_mhz),
-                   fmt::format("{:.2f}", a.eps_flop_j * 1e12),
-                   fmt::format("{:.1f}", a.eps_mem_j_per_byte * 1e12), fmt::format("{:.1f}", a.pi0_w),
-                   a.estimated ? "estimated" : "measured"});
+    table.add_row(
+        {d.id, d.name, tflops(d, device::Precision::kFp32), tflops(d, device::Precision::kFp16),
+         fmt::format("{:.2f}", d.memory_bandwidth_byte_per_s / 1e12), fmt::format("{:g}", d.tdp_w),
+         fmt::format("{:g}–{:g}", d.clock.min_mhz, d.clock.boost_mhz),
+         fmt::format("{:.2f}", a.eps_flop_j * 1e12),
+         fmt::format("{:.1f}", a.eps_mem_j_per_byte * 1e12), fmt::format("{:.1f}", a.pi0_w),
+         a.estimated ? "estimated" : "measured"});
   }
   std::string sources;
   for (const auto& s : catalog.sources()) sources += (sources.empty() ? "" : ", ") + s;
-  return fmt::format("{} devices from {} (peaks dense, at boost clock; archline fp32: E = "
-                     "W*eps_flop + Q*eps_mem + T*pi0; `nnergy devices ID` for details)\n",
-                     catalog.devices().size(), sources) +
+  return fmt::format(
+             "{} devices from {} (peaks dense, at boost clock; archline fp32: E = "
+             "W*eps_flop + Q*eps_mem + T*pi0; `nnergy devices ID` for details)\n",
+             catalog.devices().size(), sources) +
          table.render();
 }
 

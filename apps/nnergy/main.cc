@@ -1,9 +1,8 @@
 // nnergy: time, power and energy of deep neural networks on GPUs.
+#include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "command.h"
 #include "nnergy/core/error.h"
@@ -38,6 +37,15 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::RequiredError& e) {
+    // CLI11 reports a missing subcommand before an unexpected word: name the word instead.
+    if (!app.remaining().empty()) {
+      return fail(nnergy::ExitCode::kBadInput,
+                  "unknown command '" + app.remaining().front() +
+                      "'; accepted: predict, zoo, devices (run `nnergy --help`)");
+    }
+    return fail(nnergy::ExitCode::kBadInput,
+                std::string(e.what()) + " (run `nnergy --help` or `nnergy <command> --help`)");
   } catch (const CLI::ParseError& e) {
     return fail(nnergy::ExitCode::kBadInput,
                 std::string(e.what()) + " (run `nnergy --help` or `nnergy <command> --help`)");
@@ -46,7 +54,9 @@ int main(int argc, char** argv) {
   try {
     const std::string output = run ? run() : std::string();
     std::fwrite(output.data(), 1, output.size(), stdout);
-    return std::fflush(stdout) == 0 ? 0 : fail(nnergy::ExitCode::kRuntimeFailure, "cannot write stdout");
+    return std::fflush(stdout) == 0
+               ? 0
+               : fail(nnergy::ExitCode::kRuntimeFailure, "cannot write stdout");
   } catch (const nnergy::InvalidInput& e) {
     return fail(nnergy::ExitCode::kBadInput, e.what());
   } catch (const nnergy::DeviceError& e) {

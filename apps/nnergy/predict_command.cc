@@ -1,10 +1,10 @@
 // `nnergy predict`: per-layer and network time, power and energy of a model on a device.
+#include <fmt/format.h>
+
 #include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "command.h"
 #include "nnergy/core/data_directory.h"
@@ -64,7 +64,8 @@ std::map<std::string, std::int64_t> parse_dims(const std::vector<std::string>& d
 // Clocks for a sweep: the device's supported clocks, thinned to at most ~100 points unless a
 // step is given; the boost clock is always included.
 std::vector<double> sweep_clocks_for(const device::DeviceSpec& device, std::optional<double> step) {
-  if (step && !(*step > 0)) throw InvalidInput(fmt::format("--sweep-step-mhz {:g}: expected > 0", *step));
+  if (step && !(*step > 0))
+    throw InvalidInput(fmt::format("--sweep-step-mhz {:g}: expected > 0", *step));
   const std::vector<double> supported = device.supported_clocks_mhz();
   const double wanted = step ? *step : device.clock.step_mhz;
   const double range = device.clock.boost_mhz - device.clock.min_mhz;
@@ -82,7 +83,8 @@ std::vector<double> sweep_clocks_for(const device::DeviceSpec& device, std::opti
 }
 
 std::string run_predict(const PredictOptions& o, const std::string& command_line) {
-  if (o.batch <= 0) throw InvalidInput(fmt::format("--batch {}: expected a positive integer", o.batch));
+  if (o.batch <= 0)
+    throw InvalidInput(fmt::format("--batch {}: expected a positive integer", o.batch));
   if (o.json && o.csv) throw InvalidInput("--json and --csv: choose one output format");
   if (o.error.has_value() != o.alpha.has_value()) {
     throw InvalidInput("--error and --alpha: give both for the energy-precision ratio, or neither");
@@ -108,7 +110,8 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
   settings.point.clock_mhz = o.clock_mhz.value_or(device.clock.boost_mhz);
   device.check_clock(settings.point.clock_mhz, "--clock-mhz");
   settings.optimizer = graph::parse_optimizer(o.optimizer, "--optimizer");
-  if (!o.whitelist.empty()) settings.whitelist = graph::Whitelist::parse(o.whitelist, "--whitelist");
+  if (!o.whitelist.empty())
+    settings.whitelist = graph::Whitelist::parse(o.whitelist, "--whitelist");
 
   graph::DimBindings bindings;
   bindings.batch = o.batch;
@@ -134,16 +137,16 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
   }
   report.context = report::RunContext::now(command_line);
   report.context.add("network", {{"name", net.name}, {"source", net.source}})
-      .add("device", {{"id", device.id}, {"name", device.name},
-                      {"catalog", catalog.sources()}})
+      .add("device", {{"id", device.id}, {"name", device.name}, {"catalog", catalog.sources()}})
       .add("predictor", report.prediction.predictor_name)
       .add("mode", predict::to_string(settings.mode))
       .add("batch", settings.batch)
       .add("precision", std::string(device::to_string(settings.point.precision)))
       .add("clock_mhz", settings.point.clock_mhz)
-      .add("optimizer", settings.mode == predict::Mode::kTraining
-                            ? nlohmann::ordered_json(std::string(graph::to_string(settings.optimizer)))
-                            : nlohmann::ordered_json(nullptr));
+      .add("optimizer",
+           settings.mode == predict::Mode::kTraining
+               ? nlohmann::ordered_json(std::string(graph::to_string(settings.optimizer)))
+               : nlohmann::ordered_json(nullptr));
   if (o.json) return report::to_json(report).dump(2) + "\n";
   if (o.csv) return report::render_csv(report);
   return report::render_text(report, {o.top, o.order == "energy"});
@@ -166,7 +169,8 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
   cmd->add_option("--mode", options->mode, "inference or training")->capture_default_str();
   cmd->add_option("--batch", options->batch, "samples per iteration (binds the batch dimension)")
       ->capture_default_str();
-  cmd->add_option("--dim", options->dims, "bind another symbolic dimension: NAME=VALUE (repeatable)");
+  cmd->add_option("--dim", options->dims,
+                  "bind another symbolic dimension: NAME=VALUE (repeatable)");
   cmd->add_option("--clock-mhz", options->clock_mhz, "core clock in MHz (default: boost clock)");
   cmd->add_flag("--sweep-clocks", options->sweep,
                 "predict over the device's clocks and name the energy- and EDP-optimal ones");
@@ -174,8 +178,7 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
                   "clock step of the sweep in MHz (default: the device's, at most ~100 points)");
   cmd->add_option("--precision", options->precision, "fp32, tf32, fp16, bf16 or fp64")
       ->capture_default_str();
-  cmd->add_option("--optimizer", options->optimizer,
-                  "training: sgd, sgd-momentum, adam or adamw")
+  cmd->add_option("--optimizer", options->optimizer, "training: sgd, sgd-momentum, adam or adamw")
       ->capture_default_str();
   cmd->add_option("--whitelist", options->whitelist,
                   "comma-separated compute-relevant ONNX op types (default: the standard list); "
@@ -184,8 +187,9 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
       ->capture_default_str();
   cmd->add_option("--order", options->order, "text table order: energy or network")
       ->capture_default_str();
-  cmd->add_option("--error", options->error,
-                  "classification error (fraction) for the energy-precision ratio M = error^alpha * EPI");
+  cmd->add_option(
+      "--error", options->error,
+      "classification error (fraction) for the energy-precision ratio M = error^alpha * EPI");
   cmd->add_option("--alpha", options->alpha, "exponent alpha of the energy-precision ratio");
   cmd->add_flag("--json", options->json, "write JSON instead of text");
   cmd->add_flag("--csv", options->csv, "write CSV (per layer, or per clock with --sweep-clocks)");

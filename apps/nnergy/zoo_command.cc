@@ -1,8 +1,8 @@
 // `nnergy zoo`: the bundled architecture-only models with their inputs, op counts and GMACs.
-#include <string>
-
 #include <fmt/format.h>
+
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "command.h"
 #include "nnergy/core/data_directory.h"
@@ -34,12 +34,13 @@ ZooRow describe(const graph::ZooModel& model) {
   row.description = net.description;
   for (std::size_t i : net.data_inputs()) {
     const graph::TensorInfo& t = net.tensor(i);
-    graph::Shape shape = t.shape;
+    std::string dims;
+    for (std::size_t d = 0; d < t.shape.size(); ++d) {
+      const bool symbolic = d < t.dim_params.size() && !t.dim_params[d].empty();
+      dims += (d == 0 ? "" : ", ") + (symbolic ? t.dim_params[d] : std::to_string(t.shape[d]));
+    }
     if (!row.inputs.empty()) row.inputs += ", ";
-    std::string dims = graph::to_string(shape);
-    // Batch 1 was bound to the leading dimension: show it as the batch placeholder.
-    if (!shape.empty() && shape[0] == 1) dims = "[N" + dims.substr(2);
-    row.inputs += t.name + " " + dims + " " + std::string(graph::to_string(t.dtype));
+    row.inputs += fmt::format("{} [{}] {}", t.name, dims, graph::to_string(t.dtype));
   }
   for (std::size_t n = 0; n < net.nodes().size(); ++n) {
     const graph::OpCost& cost = costed.costs()[n];
@@ -72,7 +73,7 @@ std::string run_zoo(bool json) {
   report::TextTable table;
   using A = report::TextTable::Align;
   table.add_column("model", A::kLeft);
-  table.add_column("inputs (N = batch)", A::kLeft);
+  table.add_column("inputs", A::kLeft);
   table.add_column("ops", A::kRight);
   table.add_column("unique", A::kRight);
   table.add_column("params M", A::kRight);
@@ -83,9 +84,10 @@ std::string run_zoo(bool json) {
                    fmt::format("{:.2f}", r.parameters / 1e6), fmt::format("{:.2f}", r.macs / 1e9),
                    r.description});
   }
-  return fmt::format("{} models in {} (GMACs per sample: convolution, GEMM and MatMul "
-                     "multiply-accumulates; shape arithmetic not counted as ops)\n",
-                     rows.size(), (data_directory() / "zoo").string()) +
+  return fmt::format(
+             "{} models in {} (GMACs per sample: convolution, GEMM and MatMul "
+             "multiply-accumulates; shape arithmetic not counted as ops)\n",
+             rows.size(), (data_directory() / "zoo").string()) +
          table.render();
 }
 
@@ -93,11 +95,10 @@ std::string run_zoo(bool json) {
 
 void add_zoo_command(CLI::App& app, CommandRun* selected) {
   auto json = std::make_shared<bool>(false);
-  CLI::App* cmd = app.add_subcommand("zoo", "List the bundled models with input shapes, op counts and GMACs");
+  CLI::App* cmd =
+      app.add_subcommand("zoo", "List the bundled models with input shapes, op counts and GMACs");
   cmd->add_flag("--json", *json, "write JSON instead of text");
-  cmd->callback([json, selected] {
-    *selected = [json] { return run_zoo(*json); };
-  });
+  cmd->callback([json, selected] { *selected = [json] { return run_zoo(*json); }; });
 }
 
 }  // namespace nnergy::cli

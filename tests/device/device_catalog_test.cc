@@ -85,7 +85,8 @@ TEST(DeviceCatalog, MalformedFilesNameFileDeviceAndField) {
               HasSubstr("user.json: device 'toy'.tdp_w: expected a number in W, found \"lots\""));
   EXPECT_THAT(message_of(device_json("sm_count", "\"x\": 1")),
               HasSubstr("device 'toy': missing field 'sm_count'"));
-  EXPECT_THAT(message_of(device_json("min", "\"min\": 2000")), HasSubstr("0 < min <= base <= boost"));
+  EXPECT_THAT(message_of(device_json("min", "\"min\": 2000")),
+              HasSubstr("0 < min <= base <= boost"));
   EXPECT_THAT(message_of(device_json("idle_w", "\"idle_w\": 400")), HasSubstr("idle_w < tdp_w"));
 }
 
@@ -128,7 +129,8 @@ TEST(DeviceSpec, ClocksAndVoltageModel) {
   try {
     toy.check_clock(5000, "--clock-mhz");
   } catch (const InvalidInput& e) {
-    EXPECT_THAT(e.what(), HasSubstr("--clock-mhz 5000: outside the core clock range of toy (300–1500 MHz)"));
+    EXPECT_THAT(e.what(),
+                HasSubstr("--clock-mhz 5000: outside the core clock range of toy (300–1500 MHz)"));
   }
 }
 

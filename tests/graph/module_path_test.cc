@@ -13,8 +13,7 @@ TEST(ModulePath, StripsRepeatedParentPrefixAndOperator) {
 TEST(ModulePath, DotsInUnprefixedSegmentsBecomeSlashes) {
   EXPECT_EQ(module_path_from_node_name("/encoder/layer.0/attention/self/query/MatMul"),
             "encoder/layer/0/attention/self/query");
-  EXPECT_EQ(module_path_from_node_name("/features/features.0/features.0.0/Conv"),
-            "features/0/0");
+  EXPECT_EQ(module_path_from_node_name("/features/features.0/features.0.0/Conv"), "features/0/0");
 }
 
 TEST(ModulePath, TopLevelAndUnscopedNamesHaveEmptyPath) {

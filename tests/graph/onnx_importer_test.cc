@@ -113,7 +113,8 @@ TEST(OnnxImporter, MissingFileIsNamed) {
 TEST(OnnxImporter, TextFileIsNotOnnx) {
   const auto path = std::filesystem::temp_directory_path() / "nnergy_not_onnx.onnx";
   std::ofstream(path) << "this is not a protobuf\n";
-  EXPECT_THAT(message_of([&] { import_onnx(path, DimBindings{}); }), HasSubstr("not a readable ONNX"));
+  EXPECT_THAT(message_of([&] { import_onnx(path, DimBindings{}); }),
+              HasSubstr("not a readable ONNX"));
   std::filesystem::remove(path);
 }
 

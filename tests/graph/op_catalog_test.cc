@@ -12,7 +12,9 @@ namespace {
 using testing::OnnxBuilder;
 
 // MAC and flop counts are exact integers: compare exactly.
-Network import(const OnnxBuilder& b) { return import_onnx_bytes(b.bytes(), "t.onnx", DimBindings{}); }
+Network import(const OnnxBuilder& b) {
+  return import_onnx_bytes(b.bytes(), "t.onnx", DimBindings{});
+}
 
 const Node& node_of(const Network& net, const std::string& op) {
   for (const Node& n : net.nodes()) {
@@ -23,7 +25,10 @@ const Node& node_of(const Network& net, const std::string& op) {
 
 TEST(OpCatalog, GroupedDilatedConv2d) {
   OnnxBuilder b;
-  b.input("x", {std::string("N"), 8, 16, 16}).input("w", {16, 4, 3, 3}).input("bias", {16}).output("y");
+  b.input("x", {std::string("N"), 8, 16, 16})
+      .input("w", {16, 4, 3, 3})
+      .input("bias", {16})
+      .output("y");
   auto& conv = b.node("Conv", {"x", "w", "bias"}, {"y"});
   OnnxBuilder::set_int(conv, "group", 2);
   OnnxBuilder::set_ints(conv, "dilations", {2, 2});
@@ -44,7 +49,10 @@ TEST(OpCatalog, GroupedDilatedConv2d) {
 
 TEST(OpCatalog, SecondConvGetsDataAndWeightGradients) {
   OnnxBuilder b;
-  b.input("x", {std::string("N"), 3, 8, 8}).input("w1", {4, 3, 1, 1}).input("w2", {4, 4, 1, 1}).output("y");
+  b.input("x", {std::string("N"), 3, 8, 8})
+      .input("w1", {4, 3, 1, 1})
+      .input("w2", {4, 4, 1, 1})
+      .output("y");
   b.node("Conv", {"x", "w1"}, {"h"}, "/c1/Conv");
   b.node("Conv", {"h", "w2"}, {"y"}, "/c2/Conv");
   const Network net = import(b);
@@ -86,7 +94,9 @@ TEST(OpCatalog, GemmWithTransposedWeightAndBias) {
 
 TEST(OpCatalog, BatchedMatMul4d) {
   OnnxBuilder b;
-  b.input("q", {std::string("N"), 12, 128, 64}).input("k", {std::string("N"), 12, 64, 128}).output("s");
+  b.input("q", {std::string("N"), 12, 128, 64})
+      .input("k", {std::string("N"), 12, 64, 128})
+      .output("s");
   b.node("MatMul", {"q", "k"}, {"s"});
   DimBindings bindings;
   bindings.batch = 2;

@@ -25,11 +25,16 @@ double macs_per_sample(const std::string& name) {
 TEST(Zoo, HasTheModelsTheDocsPromise) {
   std::vector<std::string> names;
   for (const ZooModel& m : list_zoo(kDataDir)) names.push_back(m.name);
-  for (const char* expected :
-       {"alexnet", "vgg16", "vgg19", "resnet18", "resnet34", "resnet50", "resnet101", "resnet152",
-        "mobilenet_v2", "mobilenet_v3_large", "efficientnet_b0", "densenet121", "convnext_base",
-        "squeezenet1_1", "googlenet", "shufflenet_v2_x1_0", "vit_b_16", "swin_t", "bert_base",
-        "gpt2_small"}) {
+  for (const char* expected : {"alexnet",         "vgg16",
+                               "vgg19",           "resnet18",
+                               "resnet34",        "resnet50",
+                               "resnet101",       "resnet152",
+                               "mobilenet_v2",    "mobilenet_v3_large",
+                               "efficientnet_b0", "densenet121",
+                               "convnext_base",   "squeezenet1_1",
+                               "googlenet",       "shufflenet_v2_x1_0",
+                               "vit_b_16",        "swin_t",
+                               "bert_base",       "gpt2_small"}) {
     EXPECT_THAT(names, ::testing::Contains(expected));
   }
 }
@@ -71,14 +76,29 @@ TEST(Zoo, MacCountsMatchPublishedTorchvisionFigures) {
 // the tolerance is 1 % plus half of the last published digit.
 TEST(Zoo, MacCountsOfTheRestMatchPublishedFiguresWithinRounding) {
   const std::map<std::string, double> published = {
-      {"vgg19", 19.63},          {"resnet18", 1.81},           {"resnet34", 3.66},
-      {"resnet101", 7.80},       {"resnet152", 11.51},         {"googlenet", 1.50},
-      {"squeezenet1_1", 0.35},   {"densenet121", 2.83},        {"efficientnet_b0", 0.39},
-      {"mobilenet_v3_large", 0.22}, {"convnext_base", 15.36},  {"vit_b_16", 17.56},
+      {"vgg19", 19.63},          {"resnet18", 1.81},
+      {"resnet34", 3.66},        {"resnet101", 7.80},
+      {"resnet152", 11.51},      {"googlenet", 1.50},
+      {"squeezenet1_1", 0.35},   {"densenet121", 2.83},
+      {"efficientnet_b0", 0.39}, {"mobilenet_v3_large", 0.22},
+      {"convnext_base", 15.36},  {"vit_b_16", 17.56},
       {"swin_t", 4.49},          {"shufflenet_v2_x1_0", 0.14}};
   for (const auto& [name, gmacs] : published) {
     SCOPED_TRACE(name);
     EXPECT_NEAR(macs_per_sample(name) / 1e9, gmacs, 0.01 * gmacs + 0.005);
+  }
+}
+
+// Trainable parameters as torchvision reports them (sum of numel() over model.parameters());
+// BatchNorm running statistics are buffers, not parameters.
+TEST(Zoo, ParameterCountsMatchTorchvision) {
+  const std::map<std::string, std::int64_t> expected = {{"resnet50", 25557032},
+                                                        {"alexnet", 61100840},
+                                                        {"vgg16", 138357544},
+                                                        {"mobilenet_v2", 3504872}};
+  for (const auto& [name, count] : expected) {
+    const Network net = import_onnx(resolve_model(name, kDataDir), DimBindings{});
+    EXPECT_EQ(net.parameter_count(), count) << name;
   }
 }
 

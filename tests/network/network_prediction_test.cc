@@ -26,8 +26,8 @@ std::size_t tensor(Network& net, const std::string& name, graph::Shape shape, Te
   return net.add_tensor(std::move(t));
 }
 
-void node(Network& net, const std::string& op, std::vector<std::size_t> in, std::vector<std::size_t> out,
-          const std::string& path) {
+void node(Network& net, const std::string& op, std::vector<std::size_t> in,
+          std::vector<std::size_t> out, const std::string& path) {
   Node n;
   n.name = "/" + path + "/" + op;
   n.op_type = op;
@@ -63,7 +63,8 @@ Network mlp() {
 }
 
 const device::DeviceSpec& a100() {
-  static const device::DeviceCatalog catalog = device::DeviceCatalog::load(kDataDir / "devices.json");
+  static const device::DeviceCatalog catalog =
+      device::DeviceCatalog::load(kDataDir / "devices.json");
   return catalog.find("a100-40gb");
 }
 
@@ -79,7 +80,8 @@ TEST(NetworkPrediction, TotalsAreSumsOfLayers) {
   const Network net = mlp();
   const CostedNetwork costed(net);
   const predict::AnalyticalPredictor p(a100());
-  const NetworkPrediction r = predict_network(costed, p, p, settings_at_boost(predict::Mode::kInference));
+  const NetworkPrediction r =
+      predict_network(costed, p, p, settings_at_boost(predict::Mode::kInference));
   ASSERT_EQ(r.layers.size(), 4u);  // the Shape node costs nothing and is counted apart
   EXPECT_EQ(r.shape_nodes, 1u);
   EXPECT_EQ(r.unique_operations, 3u);  // fc1 (data input), relu (twice), fc2
@@ -89,8 +91,8 @@ TEST(NetworkPrediction, TotalsAreSumsOfLayers) {
     energy += l.energy_j;
     EXPECT_NEAR(l.energy_j, l.power_w * l.time_s, 1e-12 * l.energy_j) << l.name;
   }
-  EXPECT_NEAR(r.totals.time_s, time, 1e-15);          // seed 004 Eq. 3
-  EXPECT_NEAR(r.totals.energy_j, energy, 1e-15);      // seed 004 Eq. 5
+  EXPECT_NEAR(r.totals.time_s, time, 1e-15);           // seed 004 Eq. 3
+  EXPECT_NEAR(r.totals.energy_j, energy, 1e-15);       // seed 004 Eq. 5
   EXPECT_NEAR(r.totals.power_w, energy / time, 1e-9);  // seed 004 Eq. 4
   EXPECT_NEAR(r.totals.edp_j_s, energy * time, 1e-18);
   EXPECT_NEAR(r.totals.energy_per_sample_j, energy / 64, 1e-15);
@@ -104,14 +106,15 @@ TEST(NetworkPrediction, TrainingAddsBackwardAndOptimizerStep) {
   const Network net = mlp();
   const CostedNetwork costed(net);
   const predict::AnalyticalPredictor p(a100());
-  const auto inference = predict_network(costed, p, p, settings_at_boost(predict::Mode::kInference));
+  const auto inference =
+      predict_network(costed, p, p, settings_at_boost(predict::Mode::kInference));
   const auto training = predict_network(costed, p, p, settings_at_boost(predict::Mode::kTraining));
   ASSERT_EQ(training.layers.size(), 5u);
   EXPECT_EQ(training.layers.back().name, "optimizer.step");
   EXPECT_EQ(training.layers.back().parameters, 2 * 256 * 256);
   EXPECT_TRUE(training.optimizer_step_included);
-  // fc1 gets only a weight gradient, fc2 data + weight gradients: 1 + 1 + 2 + 1 = 5 × forward MACs... 
-  // in MAC terms: forward 2·M, backward (1 + 2)·M.
+  // fc1 gets only a weight gradient, fc2 data + weight gradients: 1 + 1 + 2 + 1 = 5 × forward
+  // MACs... in MAC terms: forward 2·M, backward (1 + 2)·M.
   EXPECT_DOUBLE_EQ(training.totals.macs, 5.0 / 2.0 * inference.totals.macs);
   EXPECT_GT(training.totals.time_s, 2 * inference.totals.time_s);
 }
@@ -123,7 +126,8 @@ TEST(NetworkPrediction, UnknownOperatorsAreListed) {
   node(net, "Hardmax", {x}, {y}, "head");
   net.propagate_tensor_flags();
   const predict::AnalyticalPredictor p(a100());
-  const auto r = predict_network(CostedNetwork(net), p, p, settings_at_boost(predict::Mode::kInference));
+  const auto r =
+      predict_network(CostedNetwork(net), p, p, settings_at_boost(predict::Mode::kInference));
   ASSERT_EQ(r.unknown_ops.size(), 1u);
   EXPECT_EQ(r.unknown_ops[0], "Hardmax");
   EXPECT_FALSE(r.layers[0].known_op);
@@ -134,7 +138,8 @@ TEST(NetworkPrediction, UnknownOperatorsAreListed) {
 // Seed 000 measured a U-shaped energy over the A30's clocks with the optimum at 900 MHz; the
 // analytical model must reproduce an interior optimum, with the EDP optimum at or above it.
 TEST(ClockSweep, ResNet50OnA30IsUShaped) {
-  static const device::DeviceCatalog catalog = device::DeviceCatalog::load(kDataDir / "devices.json");
+  static const device::DeviceCatalog catalog =
+      device::DeviceCatalog::load(kDataDir / "devices.json");
   const device::DeviceSpec& a30 = catalog.find("a30");
   graph::DimBindings bindings;
   bindings.batch = 32;

@@ -31,7 +31,8 @@ constexpr double kTolerance = 1e-12;  // relative, floating-point rounding only
 TEST(AnalyticalPredictor, ComputeBoundPassAtBoost) {
   const AnalyticalPredictor p(toy_device());
   // 1 TFLOP at 0.5 · 10 TFLOP/s = 0.2 s; 1 GB at 1 TB/s = 1 ms: compute-bound.
-  const OpEstimate e = p.predict_pass(PassCost{0, 1e12, 1e9, 0}, OpClass::kMatrix, {Precision::kFp32, 1000});
+  const OpEstimate e =
+      p.predict_pass(PassCost{0, 1e12, 1e9, 0}, OpClass::kMatrix, {Precision::kFp32, 1000});
   EXPECT_NEAR(e.time_s, 0.2, 0.2 * kTolerance);
   // E = W·ε_flop + Q·ε_mem + T·π0 = 10 J + 0.1 J + 20 J (seed 003 Eq. 5).
   EXPECT_NEAR(e.energy_j, 30.1, 30.1 * kTolerance);
@@ -44,7 +45,8 @@ TEST(AnalyticalPredictor, MemoryBoundPassAndLaunchOverhead) {
   device::DeviceSpec d = toy_device();
   d.efficiency.kernel_overhead_s = 5e-6;
   const AnalyticalPredictor p(d);
-  const OpEstimate e = p.predict_pass(PassCost{0, 1e6, 1e9, 2}, OpClass::kElementwise, {Precision::kFp32, 1000});
+  const OpEstimate e =
+      p.predict_pass(PassCost{0, 1e6, 1e9, 2}, OpClass::kElementwise, {Precision::kFp32, 1000});
   EXPECT_NEAR(e.time_s, 1e-3 + 10e-6, 1e-15);
   EXPECT_FALSE(e.compute_bound);
   EXPECT_NEAR(e.energy_j, 1e6 * 10e-12 + 1e9 * 100e-12 + (1e-3 + 10e-6) * 100, 1e-12);
@@ -63,21 +65,24 @@ TEST(AnalyticalPredictor, MemoryTimeIgnoresCoreClockAboveHalfBoost) {
   const AnalyticalPredictor p(toy_device());
   const PassCost stream{0, 0, 1e9, 0};
   EXPECT_NEAR(p.predict_pass(stream, OpClass::kElementwise, {Precision::kFp32, 500}).time_s,
-              p.predict_pass(stream, OpClass::kElementwise, {Precision::kFp32, 1000}).time_s, 1e-15);
+              p.predict_pass(stream, OpClass::kElementwise, {Precision::kFp32, 1000}).time_s,
+              1e-15);
 }
 
 TEST(AnalyticalPredictor, MatrixOpsUseTensorPeakElementwiseUseVectorPeak) {
   const AnalyticalPredictor p(toy_device());
   const PassCost work{0, 1e12, 0, 0};
   EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp16, 1000}).time_s, 0.05, 1e-12);
-  EXPECT_NEAR(p.predict_pass(work, OpClass::kElementwise, {Precision::kFp16, 1000}).time_s, 0.2, 1e-12);
+  EXPECT_NEAR(p.predict_pass(work, OpClass::kElementwise, {Precision::kFp16, 1000}).time_s, 0.2,
+              1e-12);
 }
 
 TEST(AnalyticalPredictor, PowerAboveTdpStretchesTime) {
   device::DeviceSpec d = toy_device();
   d.archline[Precision::kFp32].eps_flop_j = 200e-12;  // 200 J for 1 TFLOP in 0.2 s: 1 kW
   const AnalyticalPredictor p(d);
-  const OpEstimate e = p.predict_pass(PassCost{0, 1e12, 0, 0}, OpClass::kMatrix, {Precision::kFp32, 1000});
+  const OpEstimate e =
+      p.predict_pass(PassCost{0, 1e12, 0, 0}, OpClass::kMatrix, {Precision::kFp32, 1000});
   EXPECT_TRUE(e.power_capped);
   EXPECT_DOUBLE_EQ(e.power_w, 400);
   EXPECT_NEAR(e.energy_j, 200 + 0.2 * 100, 1e-9);
@@ -106,8 +111,10 @@ TEST(AnalyticalPredictor, TrainingAddsBackwardToTrainModeForward) {
   cost.training_forward = {0, 1e12, 0, 0};
   cost.backward = {0, 2e12, 0, 0};
   graph::Node node;
-  const OpEstimate inference = p.predict({net, node, cost, Mode::kInference, {Precision::kFp32, 1000}});
-  const OpEstimate training = p.predict({net, node, cost, Mode::kTraining, {Precision::kFp32, 1000}});
+  const OpEstimate inference =
+      p.predict({net, node, cost, Mode::kInference, {Precision::kFp32, 1000}});
+  const OpEstimate training =
+      p.predict({net, node, cost, Mode::kTraining, {Precision::kFp32, 1000}});
   EXPECT_NEAR(training.time_s, 3 * inference.time_s, 1e-12);
   EXPECT_NEAR(training.forward_time_s, inference.time_s, 1e-12);
   EXPECT_NEAR(training.energy_j, 3 * inference.energy_j, 1e-9);

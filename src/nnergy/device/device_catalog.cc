@@ -4,9 +4,8 @@
 #include <cctype>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "nnergy/core/error.h"
 #include "nnergy/core/units.h"
@@ -76,7 +75,8 @@ class FieldReader {
   const json& raw() const { return object_; }
   const std::string& where() const { return where_; }
 
-  [[noreturn]] void fail(const std::string& key, const std::string& expected, const json& found) const {
+  [[noreturn]] void fail(const std::string& key, const std::string& expected,
+                         const json& found) const {
     throw InvalidInput(where_ + "." + key + ": expected " + expected + ", found " + found.dump());
   }
 
@@ -96,9 +96,9 @@ DeviceSpec parse_device(const json& entry, const std::string& source, std::size_
   if (!entry.is_object()) {
     throw InvalidInput(source + ": devices[" + std::to_string(index) + "]: expected an object");
   }
-  const std::string id_hint =
-      entry.contains("id") && entry["id"].is_string() ? entry["id"].get<std::string>()
-                                                      : "#" + std::to_string(index);
+  const std::string id_hint = entry.contains("id") && entry["id"].is_string()
+                                  ? entry["id"].get<std::string>()
+                                  : "#" + std::to_string(index);
   FieldReader r(entry, source + ": device '" + id_hint + "'");
   DeviceSpec d;
   d.id = lower(r.text("id"));
@@ -143,11 +143,13 @@ DeviceSpec parse_device(const json& entry, const std::string& source, std::size_
     FieldReader eff = r.object("efficiency");
     d.efficiency.compute = eff.number_or("compute", d.efficiency.compute);
     d.efficiency.memory = eff.number_or("memory", d.efficiency.memory);
-    d.efficiency.kernel_overhead_s = eff.number_or("kernel_overhead_s", d.efficiency.kernel_overhead_s);
+    d.efficiency.kernel_overhead_s =
+        eff.number_or("kernel_overhead_s", d.efficiency.kernel_overhead_s);
   }
   if (!(d.efficiency.compute > 0 && d.efficiency.compute <= 1 && d.efficiency.memory > 0 &&
         d.efficiency.memory <= 1 && d.efficiency.kernel_overhead_s >= 0)) {
-    throw InvalidInput(r.where() + ".efficiency: expected compute and memory in (0, 1] and "
+    throw InvalidInput(r.where() +
+                       ".efficiency: expected compute and memory in (0, 1] and "
                        "kernel_overhead_s >= 0");
   }
 
@@ -158,14 +160,16 @@ DeviceSpec parse_device(const json& entry, const std::string& source, std::size_
     FieldReader a = archline.object(key);
     ArchlineParameters params;
     params.eps_flop_j = units::picojoules_to_joules(a.number("eps_flop_pj", "pJ/flop"));
-    params.eps_mem_j_per_byte = units::picojoules_to_joules(a.number("eps_mem_pj_per_byte", "pJ/B"));
+    params.eps_mem_j_per_byte =
+        units::picojoules_to_joules(a.number("eps_mem_pj_per_byte", "pJ/B"));
     params.pi0_w = a.number("pi0_w", "W");
     params.source = a.text_or("source", "");
     params.estimated = a.boolean_or("estimated", true);
     d.archline[p] = params;
   }
   if (d.archline.count(Precision::kFp32) == 0) {
-    throw InvalidInput(archline.where() + ": missing field 'fp32' (expected an object with "
+    throw InvalidInput(archline.where() +
+                       ": missing field 'fp32' (expected an object with "
                        "eps_flop_pj, eps_mem_pj_per_byte, pi0_w)");
   }
   d.estimated_fields = r.texts_or_empty("estimated_fields");
@@ -207,7 +211,8 @@ DeviceCatalog DeviceCatalog::parse(const std::string& text, const std::string& s
   for (const json& entry : root["devices"]) {
     DeviceSpec spec = parse_device(entry, source, index++);
     for (const DeviceSpec& existing : catalog.devices_) {
-      if (existing.id == spec.id) throw InvalidInput(source + ": device id '" + spec.id + "' repeated");
+      if (existing.id == spec.id)
+        throw InvalidInput(source + ": device id '" + spec.id + "' repeated");
     }
     catalog.devices_.push_back(std::move(spec));
   }
@@ -226,7 +231,8 @@ std::filesystem::path DeviceCatalog::user_catalog_path() {
     return std::filesystem::path(xdg) / "nnergy" / "devices.json";
   }
   const char* home = std::getenv("HOME");
-  return std::filesystem::path(home != nullptr ? home : ".") / ".config" / "nnergy" / "devices.json";
+  return std::filesystem::path(home != nullptr ? home : ".") / ".config" / "nnergy" /
+         "devices.json";
 }
 
 DeviceCatalog DeviceCatalog::load_default(const std::filesystem::path& data_dir) {

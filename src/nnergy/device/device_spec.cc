@@ -1,9 +1,9 @@
 #include "nnergy/device/device_spec.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "nnergy/core/error.h"
 

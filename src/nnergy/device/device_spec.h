@@ -12,11 +12,11 @@ namespace nnergy::device {
 /// Archline energy parameters of one precision (seed 003 Eq. 5: E = W·ε_flop + Q·ε_mem + T·π0),
 /// valid at the boost clock.
 struct ArchlineParameters {
-  double eps_flop_j = 0;           ///< energy per flop, J (published in pJ)
-  double eps_mem_j_per_byte = 0;   ///< energy per DRAM byte, J/B (published in pJ/B)
-  double pi0_w = 0;                ///< baseline (constant) power, W
-  std::string source;              ///< where the values come from
-  bool estimated = true;           ///< false only for measured, published values
+  double eps_flop_j = 0;          ///< energy per flop, J (published in pJ)
+  double eps_mem_j_per_byte = 0;  ///< energy per DRAM byte, J/B (published in pJ/B)
+  double pi0_w = 0;               ///< baseline (constant) power, W
+  std::string source;             ///< where the values come from
+  bool estimated = true;          ///< false only for measured, published values
 };
 
 /// Core clock range of a device, MHz.
@@ -36,9 +36,9 @@ struct DvfsModel {
 
 /// How close real kernels come to the datasheet peaks.
 struct Efficiency {
-  double compute = 0.6;            ///< fraction of peak flop/s dense conv/GEMM kernels reach
-  double memory = 0.85;            ///< fraction of peak bandwidth streaming kernels reach
-  double kernel_overhead_s = 4e-6; ///< launch and dispatch time per kernel, s
+  double compute = 0.6;             ///< fraction of peak flop/s dense conv/GEMM kernels reach
+  double memory = 0.85;             ///< fraction of peak bandwidth streaming kernels reach
+  double kernel_overhead_s = 4e-6;  ///< launch and dispatch time per kernel, s
 };
 
 /// One GPU (or accelerator) of the device catalog. Peaks are at the boost clock.
@@ -50,7 +50,7 @@ struct DeviceSpec {
   std::string architecture;
   int release_year = 0;
   double memory_gib = 0;
-  int sm_count = 0;  ///< streaming multiprocessors (compute units)
+  int sm_count = 0;                             ///< streaming multiprocessors (compute units)
   std::map<Precision, double> peak_flop_per_s;  ///< dense peaks at boost clock, flop/s
   double memory_bandwidth_byte_per_s = 0;
   double tdp_w = 0;   ///< board power limit, W

@@ -24,23 +24,33 @@ std::size_t bytes_per_element(DataType type) {
 
 std::string_view to_string(DataType type) {
   switch (type) {
-    case DataType::kFloat32: return "fp32";
-    case DataType::kFloat16: return "fp16";
-    case DataType::kBFloat16: return "bf16";
-    case DataType::kFloat64: return "fp64";
-    case DataType::kInt64: return "int64";
-    case DataType::kInt32: return "int32";
-    case DataType::kInt8: return "int8";
-    case DataType::kUInt8: return "uint8";
-    case DataType::kBool: return "bool";
-    case DataType::kOther: return "other";
+    case DataType::kFloat32:
+      return "fp32";
+    case DataType::kFloat16:
+      return "fp16";
+    case DataType::kBFloat16:
+      return "bf16";
+    case DataType::kFloat64:
+      return "fp64";
+    case DataType::kInt64:
+      return "int64";
+    case DataType::kInt32:
+      return "int32";
+    case DataType::kInt8:
+      return "int8";
+    case DataType::kUInt8:
+      return "uint8";
+    case DataType::kBool:
+      return "bool";
+    case DataType::kOther:
+      return "other";
   }
   return "other";
 }
 
 bool is_floating(DataType type) {
-  return type == DataType::kFloat32 || type == DataType::kFloat16 ||
-         type == DataType::kBFloat16 || type == DataType::kFloat64;
+  return type == DataType::kFloat32 || type == DataType::kFloat16 || type == DataType::kBFloat16 ||
+         type == DataType::kFloat64;
 }
 
 }  // namespace nnergy::graph

@@ -6,8 +6,18 @@
 namespace nnergy::graph {
 
 /// Element type of a tensor.
-enum class DataType { kFloat32, kFloat16, kBFloat16, kFloat64, kInt64, kInt32, kInt8, kUInt8, kBool,
-                      kOther };
+enum class DataType {
+  kFloat32,
+  kFloat16,
+  kBFloat16,
+  kFloat64,
+  kInt64,
+  kInt32,
+  kInt8,
+  kUInt8,
+  kBool,
+  kOther
+};
 
 /// Size of one element in bytes (kOther counts as 4 bytes, the common case).
 std::size_t bytes_per_element(DataType type);

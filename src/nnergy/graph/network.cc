@@ -12,10 +12,24 @@ namespace {
 
 // Operators whose outputs never carry a gradient, whatever their inputs.
 bool is_non_differentiable(std::string_view op_type) {
-  static const std::set<std::string_view> kOps = {
-      "Shape", "Size", "Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Not", "And",
-      "Or", "ArgMax", "ArgMin", "NonZero", "Range", "ConstantOfShape", "EyeLike", "RandomNormalLike",
-      "RandomUniformLike"};
+  static const std::set<std::string_view> kOps = {"Shape",
+                                                  "Size",
+                                                  "Equal",
+                                                  "Greater",
+                                                  "Less",
+                                                  "GreaterOrEqual",
+                                                  "LessOrEqual",
+                                                  "Not",
+                                                  "And",
+                                                  "Or",
+                                                  "ArgMax",
+                                                  "ArgMin",
+                                                  "NonZero",
+                                                  "Range",
+                                                  "ConstantOfShape",
+                                                  "EyeLike",
+                                                  "RandomNormalLike",
+                                                  "RandomUniformLike"};
   return kOps.count(op_type) > 0;
 }
 
@@ -31,7 +45,8 @@ void Network::add_node(Node node) {
     if (index >= tensors_.size()) throw InternalError("node " + node.name + ": input out of range");
   }
   for (std::size_t index : node.outputs) {
-    if (index >= tensors_.size()) throw InternalError("node " + node.name + ": output out of range");
+    if (index >= tensors_.size())
+      throw InternalError("node " + node.name + ": output out of range");
   }
   nodes_.push_back(std::move(node));
 }
@@ -53,9 +68,15 @@ std::int64_t Network::parameter_count() const {
 }
 
 std::size_t Network::parameter_tensor_count() const {
-  return static_cast<std::size_t>(std::count_if(tensors_.begin(), tensors_.end(), [](const auto& t) {
-    return t.role == TensorRole::kParameter;
-  }));
+  return static_cast<std::size_t>(
+      std::count_if(tensors_.begin(), tensors_.end(),
+                    [](const auto& t) { return t.role == TensorRole::kParameter; }));
+}
+
+void Network::set_role(std::size_t index, TensorRole role) { tensors_.at(index).role = role; }
+
+void Network::set_dim_params(std::size_t index, std::vector<std::string> dim_params) {
+  tensors_.at(index).dim_params = std::move(dim_params);
 }
 
 void Network::propagate_tensor_flags() {
@@ -69,7 +90,8 @@ void Network::propagate_tensor_flags() {
     bool all_shape = !node.inputs.empty();
     for (std::size_t in : node.inputs) {
       any_grad = any_grad || tensors_[in].requires_grad;
-      all_shape = all_shape && (tensors_[in].shape_valued || tensors_[in].role == TensorRole::kConstant);
+      all_shape =
+          all_shape && (tensors_[in].shape_valued || tensors_[in].role == TensorRole::kConstant);
     }
     const bool shape_op = node.op_type == "Shape" || node.op_type == "Size";
     for (std::size_t out : node.outputs) {

@@ -33,6 +33,12 @@ class Network {
   /// Number of parameter tensors.
   std::size_t parameter_tensor_count() const;
 
+  /// Changes the role of tensor `index` (importers use it to mark buffers).
+  void set_role(std::size_t index, TensorRole role);
+
+  /// Records the declared symbolic dimension names of tensor `index` (see TensorInfo).
+  void set_dim_params(std::size_t index, std::vector<std::string> dim_params);
+
   /// Marks shape-valued tensors and gradient requirements (TensorInfo::shape_valued,
   /// TensorInfo::requires_grad) by one pass in topological order. Importers call it last.
   void propagate_tensor_flags();

@@ -10,8 +10,8 @@
 namespace nnergy::graph {
 
 /// One ONNX attribute value: int, float, string, or a list of ints or floats.
-using AttributeValue = std::variant<std::int64_t, double, std::string, std::vector<std::int64_t>,
-                                    std::vector<double>>;
+using AttributeValue =
+    std::variant<std::int64_t, double, std::string, std::vector<std::int64_t>, std::vector<double>>;
 
 /// Attributes by name, sorted, so that iteration order is canonical.
 using Attributes = std::map<std::string, AttributeValue>;

@@ -18,16 +18,26 @@ namespace {
 
 DataType to_data_type(std::int32_t onnx_type) {
   switch (onnx_type) {
-    case onnx::TensorProto_DataType_FLOAT: return DataType::kFloat32;
-    case onnx::TensorProto_DataType_FLOAT16: return DataType::kFloat16;
-    case onnx::TensorProto_DataType_BFLOAT16: return DataType::kBFloat16;
-    case onnx::TensorProto_DataType_DOUBLE: return DataType::kFloat64;
-    case onnx::TensorProto_DataType_INT64: return DataType::kInt64;
-    case onnx::TensorProto_DataType_INT32: return DataType::kInt32;
-    case onnx::TensorProto_DataType_INT8: return DataType::kInt8;
-    case onnx::TensorProto_DataType_UINT8: return DataType::kUInt8;
-    case onnx::TensorProto_DataType_BOOL: return DataType::kBool;
-    default: return DataType::kOther;
+    case onnx::TensorProto_DataType_FLOAT:
+      return DataType::kFloat32;
+    case onnx::TensorProto_DataType_FLOAT16:
+      return DataType::kFloat16;
+    case onnx::TensorProto_DataType_BFLOAT16:
+      return DataType::kBFloat16;
+    case onnx::TensorProto_DataType_DOUBLE:
+      return DataType::kFloat64;
+    case onnx::TensorProto_DataType_INT64:
+      return DataType::kInt64;
+    case onnx::TensorProto_DataType_INT32:
+      return DataType::kInt32;
+    case onnx::TensorProto_DataType_INT8:
+      return DataType::kInt8;
+    case onnx::TensorProto_DataType_UINT8:
+      return DataType::kUInt8;
+    case onnx::TensorProto_DataType_BOOL:
+      return DataType::kBool;
+    default:
+      return DataType::kOther;
   }
 }
 
@@ -114,7 +124,8 @@ void bind_dimensions(onnx::ModelProto& model, const std::string& source,
   for (auto& output : *graph->mutable_output()) {
     // Outputs may use expressions ("batch*128") that only inference can resolve: clear them.
     if (!output.type().has_tensor_type() || !output.type().tensor_type().has_shape()) continue;
-    for (auto& dim : *output.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
+    for (auto& dim :
+         *output.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
       if (!dim.has_dim_value()) {
         auto it = resolved.find(dim.dim_param());
         if (it != resolved.end()) {
@@ -140,9 +151,12 @@ void bind_dimensions(onnx::ModelProto& model, const std::string& source,
 AttributeValue to_attribute_value(const onnx::AttributeProto& attribute, bool* supported) {
   *supported = true;
   switch (attribute.type()) {
-    case onnx::AttributeProto_AttributeType_INT: return attribute.i();
-    case onnx::AttributeProto_AttributeType_FLOAT: return static_cast<double>(attribute.f());
-    case onnx::AttributeProto_AttributeType_STRING: return attribute.s();
+    case onnx::AttributeProto_AttributeType_INT:
+      return attribute.i();
+    case onnx::AttributeProto_AttributeType_FLOAT:
+      return static_cast<double>(attribute.f());
+    case onnx::AttributeProto_AttributeType_STRING:
+      return attribute.s();
     case onnx::AttributeProto_AttributeType_INTS:
       return std::vector<std::int64_t>(attribute.ints().begin(), attribute.ints().end());
     case onnx::AttributeProto_AttributeType_FLOATS:
@@ -185,7 +199,8 @@ std::string stem_of(const std::string& source) {
 Network import_onnx(const std::filesystem::path& path, const DimBindings& bindings) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
-    throw InvalidInput(path.string() + ": no such file (expected an .onnx model or a zoo name; "
+    throw InvalidInput(path.string() +
+                       ": no such file (expected an .onnx model or a zoo name; "
                        "`nnergy zoo` lists the zoo)");
   }
   if (std::filesystem::is_directory(path, ec)) {
@@ -201,7 +216,8 @@ Network import_onnx(const std::filesystem::path& path, const DimBindings& bindin
 Network import_onnx_bytes(const std::string& bytes, const std::string& source,
                           const DimBindings& bindings) {
   if (bindings.batch <= 0) {
-    throw InvalidInput("--batch " + std::to_string(bindings.batch) + ": expected a positive integer");
+    throw InvalidInput("--batch " + std::to_string(bindings.batch) +
+                       ": expected a positive integer");
   }
   for (const auto& [name, value] : bindings.named) {
     if (value <= 0) {
@@ -221,6 +237,7 @@ Network import_onnx_bytes(const std::string& bytes, const std::string& source,
   std::set<std::string> initializer_names;
   for (const auto& init : model.graph().initializer()) initializer_names.insert(init.name());
   const std::set<std::string> data_inputs = find_data_inputs(model, initializer_names);
+  const auto original_inputs = model.graph().input();  // keeps the symbolic dimension names
   bind_dimensions(model, source, data_inputs, bindings);
 
   try {
@@ -280,11 +297,18 @@ Network import_onnx_bytes(const std::string& bytes, const std::string& source,
     const bool floating = is_floating(to_data_type(init.data_type()));
     add_tensor(init.name(), floating ? TensorRole::kParameter : TensorRole::kConstant, "", "");
   }
-  for (const auto& input : graph.input()) {
+  for (const auto& input : original_inputs) {
     if (index_of.count(input.name()) > 0) continue;  // an initializer listed as input
-    add_tensor(input.name(),
-               data_inputs.count(input.name()) > 0 ? TensorRole::kDataInput : TensorRole::kParameter,
-               "", "");
+    TensorRole role = TensorRole::kDataInput;
+    if (data_inputs.count(input.name()) == 0) {
+      const bool floating = is_floating(to_data_type(input.type().tensor_type().elem_type()));
+      role = floating ? TensorRole::kParameter : TensorRole::kConstant;
+    }
+    const std::size_t index = add_tensor(input.name(), role, "", "");
+    std::vector<std::string> dim_params;
+    for (const auto& dim : input.type().tensor_type().shape().dim())
+      dim_params.push_back(dim.dim_param());
+    network.set_dim_params(index, std::move(dim_params));
   }
 
   std::set<std::string> consumed;
@@ -323,6 +347,14 @@ Network import_onnx_bytes(const std::string& bytes, const std::string& source,
       if (out.empty()) continue;
       if (consumed.count(out) == 0 && (shapes.count(out) == 0 || !shapes[out].complete)) continue;
       node.outputs.push_back(add_tensor(out, out_role, node.name, node.op_type));
+    }
+    // BatchNormalization inputs 3 and 4 are the running statistics: state, not parameters.
+    if (node.op_type == "BatchNormalization") {
+      for (std::size_t slot = 3; slot < node.inputs.size() && slot < 5; ++slot) {
+        if (network.tensor(node.inputs[slot]).role == TensorRole::kParameter) {
+          network.set_role(node.inputs[slot], TensorRole::kBuffer);
+        }
+      }
     }
     network.add_node(std::move(node));
   }

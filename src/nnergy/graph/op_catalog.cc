@@ -87,9 +87,12 @@ OpCost convolution(const CostInput& c, bool transposed) {
   PassCost forward = pass(macs, 2 * macs + bias_flops, c.all_in_bytes() + c.out_bytes(), 1);
   PassCost backward;
   const double grad_out = c.out_bytes();
-  if (c.needs_grad(0)) backward += pass(macs, 2 * macs, grad_out + c.in_bytes(1) + c.in_bytes(0), 1);
-  if (c.needs_grad(1)) backward += pass(macs, 2 * macs, grad_out + c.in_bytes(0) + c.in_bytes(1), 1);
-  if (has_bias && c.needs_grad(2)) backward += pass(0, c.out_elements(), grad_out + c.in_bytes(2), 1);
+  if (c.needs_grad(0))
+    backward += pass(macs, 2 * macs, grad_out + c.in_bytes(1) + c.in_bytes(0), 1);
+  if (c.needs_grad(1))
+    backward += pass(macs, 2 * macs, grad_out + c.in_bytes(0) + c.in_bytes(1), 1);
+  if (has_bias && c.needs_grad(2))
+    backward += pass(0, c.out_elements(), grad_out + c.in_bytes(2), 1);
   return same_forward(OpClass::kMatrix, forward, backward);
 }
 
@@ -100,13 +103,16 @@ OpCost gemm(const CostInput& c) {
   const double k = static_cast<double>(trans_a ? a.at(0) : a.at(1));
   const double macs = c.out_elements() * k;
   const bool has_bias = c.in.size() > 2;
-  PassCost forward =
-      pass(macs, 2 * macs + (has_bias ? c.out_elements() : 0.0), c.all_in_bytes() + c.out_bytes(), 1);
+  PassCost forward = pass(macs, 2 * macs + (has_bias ? c.out_elements() : 0.0),
+                          c.all_in_bytes() + c.out_bytes(), 1);
   PassCost backward;
   const double grad_out = c.out_bytes();
-  if (c.needs_grad(0)) backward += pass(macs, 2 * macs, grad_out + c.in_bytes(1) + c.in_bytes(0), 1);
-  if (c.needs_grad(1)) backward += pass(macs, 2 * macs, grad_out + c.in_bytes(0) + c.in_bytes(1), 1);
-  if (has_bias && c.needs_grad(2)) backward += pass(0, c.out_elements(), grad_out + c.in_bytes(2), 1);
+  if (c.needs_grad(0))
+    backward += pass(macs, 2 * macs, grad_out + c.in_bytes(1) + c.in_bytes(0), 1);
+  if (c.needs_grad(1))
+    backward += pass(macs, 2 * macs, grad_out + c.in_bytes(0) + c.in_bytes(1), 1);
+  if (has_bias && c.needs_grad(2))
+    backward += pass(0, c.out_elements(), grad_out + c.in_bytes(2), 1);
   return same_forward(OpClass::kMatrix, forward, backward);
 }
 
@@ -195,8 +201,8 @@ OpCost windowed_pool(const CostInput& c, bool is_max) {
   if (c.any_grad()) {
     // Max pooling scatters through saved int64 indices; average pooling spreads each gradient.
     const double indices = is_max ? n_out * 8.0 : 0.0;
-    backward = pass(0, is_max ? n_out : n_out * window,
-                    c.out[0]->bytes() + indices + c.in_bytes(0), 1);
+    backward =
+        pass(0, is_max ? n_out : n_out * window, c.out[0]->bytes() + indices + c.in_bytes(0), 1);
   }
   return same_forward(OpClass::kPooling, forward, backward);
 }
@@ -275,21 +281,18 @@ const std::map<std::string, CostFunction, std::less<>>& catalog() {
     }
     // {forward, backward} flops per output element.
     const std::map<std::string, std::pair<double, double>> kElementwise = {
-        {"Relu", {1, 1}},        {"LeakyRelu", {2, 2}},    {"PRelu", {2, 3}},
-        {"Elu", {3, 3}},         {"Selu", {4, 3}},         {"Celu", {4, 3}},
-        {"Sigmoid", {4, 3}},     {"Tanh", {1, 3}},         {"HardSigmoid", {3, 1}},
-        {"HardSwish", {4, 4}},   {"Gelu", {8, 12}},        {"Erf", {1, 3}},
-        {"Exp", {1, 1}},         {"Log", {1, 1}},          {"Sqrt", {1, 2}},
-        {"Pow", {1, 3}},         {"Neg", {1, 1}},          {"Abs", {1, 1}},
-        {"Reciprocal", {1, 2}},  {"Clip", {2, 1}},         {"Softplus", {3, 3}},
-        {"Mish", {6, 8}},        {"Sin", {1, 1}},          {"Cos", {1, 1}},
-        {"Add", {1, 1}},         {"Sub", {1, 1}},          {"Mul", {1, 2}},
-        {"Div", {1, 3}},         {"Max", {1, 1}},          {"Min", {1, 1}},
-        {"Sum", {1, 1}},         {"Mean", {2, 1}},         {"Where", {1, 1}},
-        {"Equal", {1, 0}},       {"Greater", {1, 0}},      {"Less", {1, 0}},
-        {"Not", {1, 0}},         {"And", {1, 0}},          {"Or", {1, 0}},
-        {"IsNaN", {1, 0}},       {"Floor", {1, 0}},        {"Ceil", {1, 0}},
-        {"Round", {1, 0}},       {"Sign", {1, 0}},         {"Cast", {0, 0}},
+        {"Relu", {1, 1}},        {"LeakyRelu", {2, 2}}, {"PRelu", {2, 3}},      {"Elu", {3, 3}},
+        {"Selu", {4, 3}},        {"Celu", {4, 3}},      {"Sigmoid", {4, 3}},    {"Tanh", {1, 3}},
+        {"HardSigmoid", {3, 1}}, {"HardSwish", {4, 4}}, {"Gelu", {8, 12}},      {"Erf", {1, 3}},
+        {"Exp", {1, 1}},         {"Log", {1, 1}},       {"Sqrt", {1, 2}},       {"Pow", {1, 3}},
+        {"Neg", {1, 1}},         {"Abs", {1, 1}},       {"Reciprocal", {1, 2}}, {"Clip", {2, 1}},
+        {"Softplus", {3, 3}},    {"Mish", {6, 8}},      {"Sin", {1, 1}},        {"Cos", {1, 1}},
+        {"Add", {1, 1}},         {"Sub", {1, 1}},       {"Mul", {1, 2}},        {"Div", {1, 3}},
+        {"Max", {1, 1}},         {"Min", {1, 1}},       {"Sum", {1, 1}},        {"Mean", {2, 1}},
+        {"Where", {1, 1}},       {"Equal", {1, 0}},     {"Greater", {1, 0}},    {"Less", {1, 0}},
+        {"Not", {1, 0}},         {"And", {1, 0}},       {"Or", {1, 0}},         {"IsNaN", {1, 0}},
+        {"Floor", {1, 0}},       {"Ceil", {1, 0}},      {"Round", {1, 0}},      {"Sign", {1, 0}},
+        {"Cast", {0, 0}},
     };
     for (const auto& [op, flops] : kElementwise) m[op] = elementwise(flops.first, flops.second);
     for (const char* op : {"Concat", "Transpose", "Pad", "Expand", "Tile", "Resize", "Upsample",
@@ -320,8 +323,8 @@ OpCost memory_bound_fallback(const CostInput& c) {
 }
 
 bool all_outputs_shape_valued(const CostInput& c) {
-  return !c.out.empty() &&
-         std::all_of(c.out.begin(), c.out.end(), [](const TensorInfo* t) { return t->shape_valued; });
+  return !c.out.empty() && std::all_of(c.out.begin(), c.out.end(),
+                                       [](const TensorInfo* t) { return t->shape_valued; });
 }
 
 }  // namespace
@@ -358,16 +361,21 @@ std::vector<std::string> known_op_types() {
 
 std::string_view to_string(Optimizer optimizer) {
   switch (optimizer) {
-    case Optimizer::kSgd: return "sgd";
-    case Optimizer::kSgdMomentum: return "sgd-momentum";
-    case Optimizer::kAdam: return "adam";
-    case Optimizer::kAdamW: return "adamw";
+    case Optimizer::kSgd:
+      return "sgd";
+    case Optimizer::kSgdMomentum:
+      return "sgd-momentum";
+    case Optimizer::kAdam:
+      return "adam";
+    case Optimizer::kAdamW:
+      return "adamw";
   }
   return "sgd";
 }
 
 Optimizer parse_optimizer(std::string_view name, std::string_view flag) {
-  for (Optimizer o : {Optimizer::kSgd, Optimizer::kSgdMomentum, Optimizer::kAdam, Optimizer::kAdamW}) {
+  for (Optimizer o :
+       {Optimizer::kSgd, Optimizer::kSgdMomentum, Optimizer::kAdam, Optimizer::kAdamW}) {
     if (to_string(o) == name) return o;
   }
   throw InvalidInput(std::string(flag) + " " + std::string(name) +
@@ -385,10 +393,18 @@ PassCost optimizer_step_cost(Optimizer optimizer, double parameter_count,
   };
   Rule rule{};
   switch (optimizer) {
-    case Optimizer::kSgd: rule = {2, 3, 1}; break;          // p -= lr·g
-    case Optimizer::kSgdMomentum: rule = {4, 5, 2}; break;  // b = μb + g; p -= lr·b
-    case Optimizer::kAdam: rule = {12, 7, 5}; break;        // m, v, bias correction, update
-    case Optimizer::kAdamW: rule = {14, 7, 6}; break;       // Adam plus decoupled weight decay
+    case Optimizer::kSgd:
+      rule = {2, 3, 1};
+      break;  // p -= lr·g
+    case Optimizer::kSgdMomentum:
+      rule = {4, 5, 2};
+      break;  // b = μb + g; p -= lr·b
+    case Optimizer::kAdam:
+      rule = {12, 7, 5};
+      break;  // m, v, bias correction, update
+    case Optimizer::kAdamW:
+      rule = {14, 7, 6};
+      break;  // Adam plus decoupled weight decay
   }
   constexpr double kTensorsPerLaunch = 64;
   const double launches =

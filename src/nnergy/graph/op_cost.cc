@@ -4,14 +4,22 @@ namespace nnergy::graph {
 
 std::string_view to_string(OpClass op_class) {
   switch (op_class) {
-    case OpClass::kMatrix: return "matrix";
-    case OpClass::kElementwise: return "elementwise";
-    case OpClass::kNormalization: return "normalization";
-    case OpClass::kPooling: return "pooling";
-    case OpClass::kDataMovement: return "data-movement";
-    case OpClass::kView: return "view";
-    case OpClass::kShape: return "shape";
-    case OpClass::kUnknown: return "unknown";
+    case OpClass::kMatrix:
+      return "matrix";
+    case OpClass::kElementwise:
+      return "elementwise";
+    case OpClass::kNormalization:
+      return "normalization";
+    case OpClass::kPooling:
+      return "pooling";
+    case OpClass::kDataMovement:
+      return "data-movement";
+    case OpClass::kView:
+      return "view";
+    case OpClass::kShape:
+      return "shape";
+    case OpClass::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }

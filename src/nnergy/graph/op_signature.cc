@@ -10,10 +10,16 @@ namespace {
 
 char role_letter(TensorRole role) {
   switch (role) {
-    case TensorRole::kDataInput: return 'd';
-    case TensorRole::kParameter: return 'w';
-    case TensorRole::kConstant: return 'c';
-    case TensorRole::kActivation: return 'x';
+    case TensorRole::kDataInput:
+      return 'd';
+    case TensorRole::kParameter:
+      return 'w';
+    case TensorRole::kBuffer:
+      return 'b';
+    case TensorRole::kConstant:
+      return 'c';
+    case TensorRole::kActivation:
+      return 'x';
   }
   return 'x';
 }

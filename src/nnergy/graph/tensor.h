@@ -21,7 +21,8 @@ std::string to_string(const Shape& shape);
 enum class TensorRole {
   kDataInput,   ///< a model input fed with data (images, token ids)
   kParameter,   ///< a trainable weight: an initializer or a graph input that is not data
-  kConstant,    ///< a Constant node's output (shapes, scalars, masks)
+  kBuffer,      ///< non-trainable state read by a node: BatchNorm running mean and variance
+  kConstant,    ///< a Constant node's output or an integer initializer (shapes, scalars, masks)
   kActivation,  ///< produced by a node
 };
 
@@ -37,6 +38,9 @@ struct TensorInfo {
   /// True when training computes a gradient for this tensor (parameters and every
   /// floating-point activation that depends on one).
   bool requires_grad = false;
+  /// For graph inputs: the symbolic name of each dimension as declared in the file ("" for a
+  /// static dimension), e.g. {"batch", "", "", ""}; empty for other tensors.
+  std::vector<std::string> dim_params;
 
   /// Bytes of the whole tensor.
   double bytes() const;

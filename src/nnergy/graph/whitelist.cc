@@ -8,10 +8,25 @@ namespace nnergy::graph {
 
 Whitelist Whitelist::standard() {
   Whitelist w;
-  w.ops_ = {"Conv",        "ConvTranspose", "Gemm",      "MatMul",           "BatchNormalization",
-            "LayerNormalization", "Relu",   "Gelu",      "Sigmoid",          "Tanh",
-            "HardSwish",   "HardSigmoid",   "MaxPool",   "AveragePool",      "GlobalAveragePool",
-            "Softmax",     "Add",           "Mul",       "Gather"};
+  w.ops_ = {"Conv",
+            "ConvTranspose",
+            "Gemm",
+            "MatMul",
+            "BatchNormalization",
+            "LayerNormalization",
+            "Relu",
+            "Gelu",
+            "Sigmoid",
+            "Tanh",
+            "HardSwish",
+            "HardSigmoid",
+            "MaxPool",
+            "AveragePool",
+            "GlobalAveragePool",
+            "Softmax",
+            "Add",
+            "Mul",
+            "Gather"};
   return w;
 }
 
@@ -24,7 +39,8 @@ Whitelist Whitelist::parse(std::string_view list, std::string_view flag) {
       if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_') {
         throw InvalidInput(std::string(flag) + " '" + std::string(list) +
                            "': expected comma-separated ONNX operator types (e.g. Conv,Gemm), "
-                           "found '" + item + "'");
+                           "found '" +
+                           item + "'");
       }
     }
     w.ops_.insert(item);

@@ -1,9 +1,9 @@
 #include "nnergy/network/clock_sweep.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "nnergy/core/error.h"
 
@@ -21,7 +21,8 @@ ClockSweep sweep_clocks(const CostedNetwork& network, const predict::OpPredictor
     sweep.points.push_back({clock, totals.time_s, totals.energy_j, totals.power_w, totals.edp_j_s});
   }
   for (std::size_t i = 1; i < sweep.points.size(); ++i) {
-    if (sweep.points[i].energy_j < sweep.points[sweep.energy_optimal].energy_j) sweep.energy_optimal = i;
+    if (sweep.points[i].energy_j < sweep.points[sweep.energy_optimal].energy_j)
+      sweep.energy_optimal = i;
     if (sweep.points[i].edp_j_s < sweep.points[sweep.edp_optimal].edp_j_s) sweep.edp_optimal = i;
   }
   return sweep;
@@ -29,8 +30,10 @@ ClockSweep sweep_clocks(const CostedNetwork& network, const predict::OpPredictor
 
 double energy_precision_ratio(double error, double alpha, double energy_per_item_j) {
   if (!(error >= 0 && error <= 1)) {
-    throw InvalidInput(fmt::format("--error {:g}: expected a classification error as a fraction "
-                                   "in [0, 1] (e.g. 0.073 for 7.3 %)", error));
+    throw InvalidInput(
+        fmt::format("--error {:g}: expected a classification error as a fraction "
+                    "in [0, 1] (e.g. 0.073 for 7.3 %)",
+                    error));
   }
   if (!(alpha >= 0) || !std::isfinite(alpha)) {
     throw InvalidInput(fmt::format("--alpha {:g}: expected a non-negative number", alpha));

@@ -20,7 +20,8 @@ CostedNetwork::CostedNetwork(const graph::Network& network) : network_(network) 
   unique_count_ = unique.size();
 }
 
-NetworkPrediction predict_network(const CostedNetwork& costed, const predict::OpPredictor& predictor,
+NetworkPrediction predict_network(const CostedNetwork& costed,
+                                  const predict::OpPredictor& predictor,
                                   const predict::AnalyticalPredictor& analytical,
                                   const PredictionSettings& settings) {
   const graph::Network& network = costed.network();
@@ -55,8 +56,7 @@ NetworkPrediction predict_network(const CostedNetwork& costed, const predict::Op
     layer.op_class = cost.op_class;
     if (!node.outputs.empty()) layer.output_shape = network.tensor(node.outputs.front()).shape;
     layer.unique_op = unique;
-    const graph::PassCost work =
-        training ? cost.training_forward + cost.backward : cost.inference;
+    const graph::PassCost work = training ? cost.training_forward + cost.backward : cost.inference;
     layer.macs = work.macs;
     layer.flops = work.flops;
     layer.bytes = work.bytes;

@@ -17,8 +17,8 @@ namespace nnergy::network {
 /// What to predict.
 struct PredictionSettings {
   predict::Mode mode = predict::Mode::kInference;
-  predict::OperatingPoint point;      ///< precision and core clock
-  std::int64_t batch = 1;             ///< samples per iteration (for per-sample figures)
+  predict::OperatingPoint point;  ///< precision and core clock
+  std::int64_t batch = 1;         ///< samples per iteration (for per-sample figures)
   graph::Optimizer optimizer = graph::Optimizer::kSgdMomentum;  ///< training mode only
   graph::Whitelist whitelist = graph::Whitelist::standard();
 };
@@ -40,18 +40,18 @@ struct LayerPrediction {
   double forward_time_s = 0;
   double energy_j = 0;
   double power_w = 0;
-  bool whitelisted = true;   ///< false: outside the compute whitelist (still predicted)
-  bool known_op = true;      ///< false: memory-bound fallback
+  bool whitelisted = true;  ///< false: outside the compute whitelist (still predicted)
+  bool known_op = true;     ///< false: memory-bound fallback
   bool compute_bound = false;
   bool power_capped = false;
 };
 
 /// Network totals per iteration (seed 004 Eqs. 3–5).
 struct NetworkTotals {
-  double time_s = 0;          ///< T = Σ count·t
-  double energy_j = 0;        ///< E = Σ count·t·P
-  double power_w = 0;         ///< P_avg = E/T
-  double edp_j_s = 0;         ///< energy-delay product E·T
+  double time_s = 0;    ///< T = Σ count·t
+  double energy_j = 0;  ///< E = Σ count·t·P
+  double power_w = 0;   ///< P_avg = E/T
+  double edp_j_s = 0;   ///< energy-delay product E·T
   double energy_per_sample_j = 0;
   double macs = 0;
   double flops = 0;
@@ -67,8 +67,8 @@ struct NetworkPrediction {
   std::vector<LayerPrediction> layers;  ///< network order; the optimizer step last
   NetworkTotals totals;
   std::size_t unique_operations = 0;
-  std::size_t shape_nodes = 0;          ///< shape arithmetic nodes, zero cost, not in `layers`
-  std::vector<std::string> unknown_ops; ///< operator types predicted with the fallback
+  std::size_t shape_nodes = 0;           ///< shape arithmetic nodes, zero cost, not in `layers`
+  std::vector<std::string> unknown_ops;  ///< operator types predicted with the fallback
   bool optimizer_step_included = false;
 };
 
@@ -92,7 +92,8 @@ class CostedNetwork {
 
 /// Predicts every unique operation once with `predictor` and aggregates by occurrence; the
 /// optimizer step (training) is predicted with `analytical`. Layer energies sum to the total.
-NetworkPrediction predict_network(const CostedNetwork& network, const predict::OpPredictor& predictor,
+NetworkPrediction predict_network(const CostedNetwork& network,
+                                  const predict::OpPredictor& predictor,
                                   const predict::AnalyticalPredictor& analytical,
                                   const PredictionSettings& settings);
 

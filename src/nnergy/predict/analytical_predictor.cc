@@ -1,8 +1,8 @@
 #include "nnergy/predict/analytical_predictor.h"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "nnergy/core/error.h"
 
@@ -51,7 +51,8 @@ OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph:
                              std::min(1.0, clock_ratio / kMemorySaturationClockRatio);
   const double compute_s = cost.flops / compute_rate;
   const double memory_s = cost.bytes / memory_rate;
-  double time_s = std::max(compute_s, memory_s) + cost.kernels * device_.efficiency.kernel_overhead_s;
+  double time_s =
+      std::max(compute_s, memory_s) + cost.kernels * device_.efficiency.kernel_overhead_s;
 
   const device::ArchlineParameters archline = device_.archline_for(units);
   const double v = device_.relative_voltage(point.clock_mhz);

@@ -8,11 +8,15 @@ std::string to_string(Mode mode) { return mode == Mode::kInference ? "inference"
 
 graph::DataType storage_type(device::Precision precision) {
   switch (precision) {
-    case device::Precision::kFp16: return graph::DataType::kFloat16;
-    case device::Precision::kBf16: return graph::DataType::kBFloat16;
-    case device::Precision::kFp64: return graph::DataType::kFloat64;
+    case device::Precision::kFp16:
+      return graph::DataType::kFloat16;
+    case device::Precision::kBf16:
+      return graph::DataType::kBFloat16;
+    case device::Precision::kFp64:
+      return graph::DataType::kFloat64;
     case device::Precision::kFp32:
-    case device::Precision::kTf32: return graph::DataType::kFloat32;
+    case device::Precision::kTf32:
+      return graph::DataType::kFloat32;
   }
   return graph::DataType::kFloat32;
 }

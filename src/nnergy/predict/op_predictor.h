@@ -38,10 +38,10 @@ struct OpQuery {
 struct OpEstimate {
   double time_s = 0;
   double energy_j = 0;
-  double power_w = 0;         ///< energy_j / time_s (0 when time_s is 0)
-  double forward_time_s = 0;  ///< part of time_s spent in the forward pass
-  bool compute_bound = false; ///< the compute term of the roofline dominated (largest pass)
-  bool power_capped = false;  ///< the estimate hit the device's power limit
+  double power_w = 0;          ///< energy_j / time_s (0 when time_s is 0)
+  double forward_time_s = 0;   ///< part of time_s spent in the forward pass
+  bool compute_bound = false;  ///< the compute term of the roofline dominated (largest pass)
+  bool power_capped = false;   ///< the estimate hit the device's power limit
 };
 
 /// Predicts operations. Implementations are stateless after construction and thread-safe.

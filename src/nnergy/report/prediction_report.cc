@@ -1,9 +1,9 @@
 #include "nnergy/report/prediction_report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <numeric>
-
-#include <fmt/format.h>
 
 #include "nnergy/core/error.h"
 #include "nnergy/report/quantity_format.h"
@@ -50,20 +50,22 @@ std::vector<std::string> notes(const PredictionReport& report) {
   const device::DeviceSpec& device = *report.device;
   const device::ArchlineParameters archline = device.archline_for(p.settings.point.precision);
   std::vector<std::string> out;
-  out.push_back(fmt::format(
-      "all times, powers and energies are predicted by the {} model, not measured: {}",
-      p.predictor_name, p.predictor_description));
+  out.push_back(
+      fmt::format("all times, powers and energies are predicted by the {} model, not measured: {}",
+                  p.predictor_name, p.predictor_description));
   out.push_back(fmt::format(
       "archline {} parameters of {}: eps_flop {:.2f} pJ/flop, eps_mem {:.2f} pJ/B, pi0 {:.1f} W — "
       "{}{}",
-      device::to_string(p.settings.point.precision), device.id,
-      archline.eps_flop_j * 1e12, archline.eps_mem_j_per_byte * 1e12, archline.pi0_w,
+      device::to_string(p.settings.point.precision), device.id, archline.eps_flop_j * 1e12,
+      archline.eps_mem_j_per_byte * 1e12, archline.pi0_w,
       archline.estimated ? "ESTIMATED: " : "measured: ", archline.source));
   if (!device.estimated_fields.empty()) {
     std::string fields;
     for (const auto& f : device.estimated_fields) fields += (fields.empty() ? "" : ", ") + f;
-    out.push_back(fmt::format("catalog fields of {} that are estimates, not datasheet or measured "
-                              "values: {}", device.id, fields));
+    out.push_back(
+        fmt::format("catalog fields of {} that are estimates, not datasheet or measured "
+                    "values: {}",
+                    device.id, fields));
   }
   out.push_back("bytes are a lower bound: each input, weight and output tensor moved once");
   out.push_back(fmt::format("figures are per iteration of batch {}", p.settings.batch));
@@ -76,7 +78,8 @@ std::vector<std::string> notes(const PredictionReport& report) {
   if (!p.unknown_ops.empty()) {
     std::string ops;
     for (const auto& op : p.unknown_ops) ops += (ops.empty() ? "" : ", ") + op;
-    out.push_back("operators unknown to the catalog, predicted with the memory-bound fallback: " + ops);
+    out.push_back("operators unknown to the catalog, predicted with the memory-bound fallback: " +
+                  ops);
   }
   return out;
 }
@@ -129,8 +132,7 @@ std::string layers_table(const PredictionReport& report, const TextOptions& opti
       return p.layers[a].energy_j > p.layers[b].energy_j;
     });
   }
-  const std::size_t shown =
-      options.top == 0 ? order.size() : std::min(options.top, order.size());
+  const std::size_t shown = options.top == 0 ? order.size() : std::min(options.top, order.size());
   TextTable table;
   using A = TextTable::Align;
   table.add_column("layer", A::kLeft);
@@ -152,17 +154,19 @@ std::string layers_table(const PredictionReport& report, const TextOptions& opti
                    fmt::format("{:.3f}", l.energy_j * 1e3),
                    fmt::format("{:.2f}", 100 * l.energy_j / p.totals.energy_j)});
   }
-  std::string out = fmt::format(
-      "Per layer, {} ({} of {} layers; --top 0 lists all):\n",
-      options.sort_by_energy ? "by energy" : "in network order", shown, p.layers.size());
+  std::string out = fmt::format("Per layer, {} ({} of {} layers; --top 0 lists all):\n",
+                                options.sort_by_energy ? "by energy" : "in network order", shown,
+                                p.layers.size());
   out += table.render();
   if (shown < p.layers.size()) {
     out += fmt::format("… {} more layers with {:.1f} % of the energy\n", p.layers.size() - shown,
                        100 * (1 - shown_energy / p.totals.energy_j));
   }
   out += fmt::format(
-      "markers: * outside the compute whitelist (still predicted), ? unknown operator (memory-bound "
-      "fallback), ^ power-capped; {} shape-arithmetic nodes (Shape, Constant, ...) cost nothing and "
+      "markers: * outside the compute whitelist (still predicted), ? unknown operator "
+      "(memory-bound "
+      "fallback), ^ power-capped; {} shape-arithmetic nodes (Shape, Constant, ...) cost nothing "
+      "and "
       "are not listed\n",
       p.shape_nodes);
   return out;
@@ -189,7 +193,8 @@ std::string sweep_table(const PredictionReport& report) {
     std::string tag;
     if (energy_opt) tag += "<- energy-optimal ";
     if (edp_opt) tag += "<- EDP-optimal";
-    table.add_row({fmt::format("{:g}", pts[i].clock_mhz), fmt::format("{:.3f}", pts[i].time_s * 1e3),
+    table.add_row({fmt::format("{:g}", pts[i].clock_mhz),
+                   fmt::format("{:.3f}", pts[i].time_s * 1e3),
                    fmt::format("{:.0f}", pts[i].power_w), fmt::format("{:.4f}", pts[i].energy_j),
                    fmt::format("{:.4g}", pts[i].edp_j_s), tag});
     ++rows;
@@ -197,9 +202,10 @@ std::string sweep_table(const PredictionReport& report) {
   const auto& e = pts[sweep.energy_optimal];
   const auto& d = pts[sweep.edp_optimal];
   const auto& top = pts.back();
-  std::string out = fmt::format("Clock sweep ({} clocks from {:g} to {:g} MHz, {} shown; all in "
-                                "--json/--csv):\n",
-                                pts.size(), pts.front().clock_mhz, top.clock_mhz, rows);
+  std::string out = fmt::format(
+      "Clock sweep ({} clocks from {:g} to {:g} MHz, {} shown; all in "
+      "--json/--csv):\n",
+      pts.size(), pts.front().clock_mhz, top.clock_mhz, rows);
   out += table.render();
   out += fmt::format(
       "energy-optimal clock: {:g} MHz — {} per iteration, {:+.1f} % energy and {:+.1f} % time vs "
@@ -247,8 +253,8 @@ std::string render_text(const PredictionReport& report, const TextOptions& optio
   totals.add_column("quantity", TextTable::Align::kLeft);
   totals.add_column("value", TextTable::Align::kRight);
   totals.add_column("", TextTable::Align::kLeft);
-  totals.add_row({"time", format_quantity(t.time_s, "s"),
-                  fmt::format("{:.0f} samples/s", samples_per_s)});
+  totals.add_row(
+      {"time", format_quantity(t.time_s, "s"), fmt::format("{:.0f} samples/s", samples_per_s)});
   totals.add_row({"energy", format_quantity(t.energy_j, "J"),
                   format_quantity(t.energy_per_sample_j, "J") + " per sample"});
   totals.add_row({"average power", format_quantity(t.power_w, "W"),
@@ -278,7 +284,8 @@ nlohmann::ordered_json to_json(const PredictionReport& report) {
   j["context"] = report.context.to_json();
   j["totals"] = totals_json(p.totals);
   ordered_json layers = ordered_json::array();
-  for (const LayerPrediction& layer : p.layers) layers.push_back(layer_json(layer, p.totals.energy_j));
+  for (const LayerPrediction& layer : p.layers)
+    layers.push_back(layer_json(layer, p.totals.energy_j));
   j["layers"] = std::move(layers);
   j["unique_operations"] = p.unique_operations;
   j["shape_nodes"] = p.shape_nodes;
@@ -320,9 +327,10 @@ std::string render_csv(const PredictionReport& report) {
     }
     return out;
   }
-  out += "index,name,module_path,op_type,op_class,output_shape,macs,flops,bytes,parameters,time_s,"
-         "forward_time_s,power_w,energy_j,energy_share,whitelisted,known_op,compute_bound,"
-         "power_capped\n";
+  out +=
+      "index,name,module_path,op_type,op_class,output_shape,macs,flops,bytes,parameters,time_s,"
+      "forward_time_s,power_w,energy_j,energy_share,whitelisted,known_op,compute_bound,"
+      "power_capped\n";
   auto quoted = [](const std::string& text) {
     std::string q = "\"";
     for (char c : text) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
@@ -330,7 +338,8 @@ std::string render_csv(const PredictionReport& report) {
   };
   for (const LayerPrediction& l : p.layers) {
     out += fmt::format(
-        "{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}\n",
+        "{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}"
+        "\n",
         l.node_index ? std::to_string(*l.node_index) : "", quoted(l.name), quoted(l.module_path),
         quoted(l.op_type), graph::to_string(l.op_class), quoted(graph::to_string(l.output_shape)),
         l.macs, l.flops, l.bytes, l.parameters, l.time_s, l.forward_time_s, l.power_w, l.energy_j,

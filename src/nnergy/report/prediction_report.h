@@ -1,10 +1,9 @@
 #pragma once
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "nnergy/device/device_spec.h"
 #include "nnergy/network/clock_sweep.h"
@@ -32,7 +31,7 @@ struct PredictionReport {
 
 /// How the text report lists layers.
 struct TextOptions {
-  std::size_t top = 25;      ///< layers listed (0: all)
+  std::size_t top = 25;        ///< layers listed (0: all)
   bool sort_by_energy = true;  ///< else network order
 };
 

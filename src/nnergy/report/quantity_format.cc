@@ -1,8 +1,8 @@
 #include "nnergy/report/quantity_format.h"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace nnergy::report {
 

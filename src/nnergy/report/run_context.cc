@@ -1,9 +1,9 @@
 #include "nnergy/report/run_context.h"
 
+#include <fmt/format.h>
+
 #include <chrono>
 #include <ctime>
-
-#include <fmt/format.h>
 
 #include "nnergy/core/version.h"
 
@@ -46,7 +46,8 @@ std::string RunContext::to_csv_comments() const {
     out += fmt::format("# {}: {}\n", key, v.is_string() ? v.get<std::string>() : v.dump());
   }
   for (const auto& [key, value] : fields) {
-    out += fmt::format("# {}: {}\n", key, value.is_string() ? value.get<std::string>() : value.dump());
+    out +=
+        fmt::format("# {}: {}\n", key, value.is_string() ? value.get<std::string>() : value.dump());
   }
   return out;
 }

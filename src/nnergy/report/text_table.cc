@@ -30,14 +30,16 @@ std::string TextTable::render() const {
   std::vector<std::size_t> widths(headers_.size());
   for (std::size_t c = 0; c < headers_.size(); ++c) widths[c] = display_width(headers_[c]);
   for (const auto& row : rows_) {
-    for (std::size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], display_width(row[c]));
+    for (std::size_t c = 0; c < row.size(); ++c)
+      widths[c] = std::max(widths[c], display_width(row[c]));
   }
   auto line = [&](const std::vector<std::string>& cells) {
     std::string out;
     for (std::size_t c = 0; c < cells.size(); ++c) {
       const std::string pad(widths[c] - display_width(cells[c]), ' ');
       if (c > 0) out += "  ";
-      out += aligns_[c] == Align::kRight ? pad + cells[c] : cells[c] + (c + 1 < cells.size() ? pad : "");
+      out += aligns_[c] == Align::kRight ? pad + cells[c]
+                                         : cells[c] + (c + 1 < cells.size() ? pad : "");
     }
     return out + "\n";
   };

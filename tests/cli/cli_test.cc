@@ -1,0 +1,567 @@
+// End-to-end tests of the `nnergy` executable: exit codes, stdout and stderr as a user sees them.
+#include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::HasSubstr;
+using testing::StartsWith;
+
+const fs::path kDataDir = NNERGY_TEST_DATA_DIR;
+const fs::path kFixtureDir = NNERGY_TEST_FIXTURE_DIR;
+
+struct RunResult {
+  int exit_code = -1;  ///< the process's exit status; -1 when it did not exit normally
+  std::string out;
+  std::string err;
+};
+
+std::ostream& operator<<(std::ostream& os, const RunResult& r) {
+  return os << "exit " << r.exit_code << "\n--- stdout ---\n"
+            << r.out.substr(0, 2000) << "\n--- stderr ---\n"
+            << r.err.substr(0, 2000);
+}
+
+// The environment of the child: ours, with the data directory pinned to the source tree and the
+// user catalog pointed at a path that does not exist, so that a developer's
+// ~/.config/nnergy/devices.json cannot change the results.
+std::vector<std::string> child_environment() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    if (entry.rfind("NNERGY_DATA_DIR=", 0) == 0 || entry.rfind("NNERGY_USER_DEVICES=", 0) == 0) {
+      continue;
+    }
+    env.push_back(entry);
+  }
+  env.push_back("NNERGY_DATA_DIR=" + kDataDir.string());
+  env.push_back("NNERGY_USER_DEVICES=" +
+                (kFixtureDir / "cli" / "no-such-dir" / "devices.json").string());
+  return env;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& strings) {
+  std::vector<char*> pointers;
+  for (std::string& s : strings) pointers.push_back(s.data());
+  pointers.push_back(nullptr);
+  return pointers;
+}
+
+// Runs the binary with `args` (no shell involved) and collects both streams. Both pipes are
+// drained together so that a child filling one of them cannot block on it.
+RunResult run_nnergy(const std::vector<std::string>& args) {
+  RunResult result;
+  int out_pipe[2];
+  int err_pipe[2];
+  if (pipe(out_pipe) != 0) return {-1, "", std::string("pipe: ") + std::strerror(errno)};
+  if (pipe(err_pipe) != 0) {
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    return {-1, "", std::string("pipe: ") + std::strerror(errno)};
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
+  for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) {
+    posix_spawn_file_actions_addclose(&actions, fd);
+  }
+  std::vector<std::string> argv_strings{NNERGY_BINARY};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<std::string> env_strings = child_environment();
+  std::vector<char*> argv = c_strings(argv_strings);
+  std::vector<char*> envp = c_strings(env_strings);
+
+  pid_t pid = 0;
+  const int spawn_error =
+      posix_spawn(&pid, NNERGY_BINARY, &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (spawn_error != 0) {
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    result.err = std::string("posix_spawn " NNERGY_BINARY ": ") + std::strerror(spawn_error);
+    return result;
+  }
+
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  std::string* sinks[2] = {&result.out, &result.err};
+  int open_fds = 2;
+  char buffer[65536];
+  while (open_fds > 0) {
+    if (poll(fds, 2, -1) < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      const ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
+      if (n > 0) {
+        sinks[i]->append(buffer, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (const pollfd& p : fds) {
+    if (p.fd >= 0) close(p.fd);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+// Several tests read the same outputs; when the whole binary runs in one process each distinct
+// command runs only once.
+const RunResult& run_cached(const std::vector<std::string>& args) {
+  static std::map<std::vector<std::string>, RunResult> cache;
+  auto it = cache.find(args);
+  if (it == cache.end()) it = cache.emplace(args, run_nnergy(args)).first;
+  return it->second;
+}
+
+// Runs a command that must succeed with JSON on stdout; a null result means it did not.
+json run_json(const std::vector<std::string>& args) {
+  const RunResult& r = run_cached(args);
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.err, "") << r;
+  json j = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(j.is_discarded()) << "stdout is not JSON:\n" << r;
+  return j.is_discarded() ? json() : j;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream stream(text);
+  for (std::string line; std::getline(stream, line);) lines.push_back(line);
+  return lines;
+}
+
+// Splits one CSV record; quoted fields may hold commas and doubled quotes.
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      fields.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+std::set<std::string> zoo_names_on_disk() {
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(kDataDir / "zoo")) {
+    if (entry.path().extension() == ".onnx") names.insert(entry.path().stem().string());
+  }
+  return names;
+}
+
+// Reads a "value prefix+unit" cell of the text totals, e.g. "28.6 ms", as a number in SI units.
+// Returns NaN when the line does not match `label  value unit`.
+double totals_value(const std::vector<std::string>& lines, const std::string& label,
+                    const std::string& unit) {
+  const std::regex pattern("^" + label + "\\s+(-?[0-9]+(?:\\.[0-9]+)?) (P|T|G|M|k|m|µ|n|p|)" +
+                           unit + "(\\s|$)");
+  static const std::map<std::string, double> kScale = {
+      {"P", 1e15}, {"T", 1e12}, {"G", 1e9},  {"M", 1e6},  {"k", 1e3},
+      {"", 1},     {"m", 1e-3}, {"µ", 1e-6}, {"n", 1e-9}, {"p", 1e-12}};
+  for (const std::string& line : lines) {
+    std::smatch match;
+    if (std::regex_search(line, match, pattern)) {
+      return std::stod(match[1].str()) * kScale.at(match[2].str());
+    }
+  }
+  return std::nan("");
+}
+
+const std::vector<std::string> kResnet50Batch32 = {"predict", "resnet50",  "--device", "a100-40gb",
+                                                   "--mode",  "inference", "--batch",  "32"};
+
+std::vector<std::string> with(std::vector<std::string> args, const std::vector<std::string>& more) {
+  args.insert(args.end(), more.begin(), more.end());
+  return args;
+}
+
+// --- predict, text ---------------------------------------------------------------------------
+
+TEST(PredictText, ShowsLayerTableAndTotalsWithUnits) {
+  const RunResult& r = run_cached(kResnet50Batch32);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.err, "");
+  const std::vector<std::string> lines = split_lines(r.out);
+  const std::regex header(R"(^layer\s+op\s+output shape\s+.*time ms\s+power W\s+energy mJ)");
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(),
+                          [&](const std::string& l) { return std::regex_search(l, header); }))
+      << "no per-layer table header in:\n"
+      << r.out;
+
+  // The text totals must be the JSON totals, rounded to three significant digits.
+  const json j = run_json(with(kResnet50Batch32, {"--json"}));
+  ASSERT_TRUE(j.contains("totals")) << j.dump(2).substr(0, 2000);
+  const json& t = j["totals"];
+  const double time_s = totals_value(lines, "time", "s");
+  const double energy_j = totals_value(lines, "energy", "J");
+  const double power_w = totals_value(lines, "average power", "W");
+  const double edp_j_s = totals_value(lines, "energy-delay product", "J·s");
+  EXPECT_NEAR(time_s, t["time_s"].get<double>(), 0.006 * t["time_s"].get<double>()) << r.out;
+  EXPECT_NEAR(energy_j, t["energy_j"].get<double>(), 0.006 * t["energy_j"].get<double>()) << r.out;
+  EXPECT_NEAR(power_w, t["power_w"].get<double>(), 0.006 * t["power_w"].get<double>()) << r.out;
+  EXPECT_NEAR(edp_j_s, t["edp_j_s"].get<double>(), 0.006 * t["edp_j_s"].get<double>()) << r.out;
+}
+
+// --- predict, JSON ---------------------------------------------------------------------------
+
+TEST(PredictJson, ContextDescribesTheRun) {
+  const json j = run_json(with(kResnet50Batch32, {"--json"}));
+  ASSERT_TRUE(j.contains("context"));
+  const json& c = j["context"];
+  ASSERT_TRUE(c.contains("tool_version") && c["tool_version"].is_string()) << c.dump(2);
+  EXPECT_FALSE(c["tool_version"].get<std::string>().empty());
+  ASSERT_TRUE(c.contains("schema_version") && c["schema_version"].is_number_integer()) << c.dump(2);
+  EXPECT_GE(c["schema_version"].get<int>(), 1);
+  EXPECT_EQ(c.value("/device/id"_json_pointer, ""), "a100-40gb") << c.dump(2);
+  EXPECT_EQ(c.value("predictor", ""), "analytical");
+  // The A100 SXM4's boost clock (datasheet): the default clock is the boost clock.
+  EXPECT_EQ(c.value("clock_mhz", 0.0), 1410.0);
+  EXPECT_EQ(c.value("batch", 0), 32);
+  EXPECT_EQ(c.value("mode", ""), "inference");
+}
+
+TEST(PredictJson, TotalsAreConsistentWithLayers) {
+  const json j = run_json(with(kResnet50Batch32, {"--json"}));
+  ASSERT_TRUE(j.contains("layers") && j.contains("totals"));
+  ASSERT_FALSE(j["layers"].empty());
+  double layer_energy = 0;
+  for (const json& layer : j["layers"]) layer_energy += layer.at("energy_j").get<double>();
+  const json& t = j["totals"];
+  const double energy = t.at("energy_j").get<double>();
+  const double time = t.at("time_s").get<double>();
+  ASSERT_GT(energy, 0);
+  ASSERT_GT(time, 0);
+  EXPECT_NEAR(layer_energy, energy, 1e-9 * energy);
+  EXPECT_NEAR(t.at("power_w").get<double>(), energy / time, 1e-9 * energy / time);
+  EXPECT_NEAR(t.at("edp_j_s").get<double>(), energy * time, 1e-9 * energy * time);
+}
+
+TEST(PredictJson, Resnet50MacsMatchPublishedFigure) {
+  // torchvision lists ResNet-50 at 4.09 GFLOPS, counting multiply-accumulates, at 224×224.
+  const json j = run_json({"predict", "resnet50", "--batch", "1", "--json"});
+  const double macs = j.value("/totals/macs"_json_pointer, 0.0);
+  EXPECT_NEAR(macs, 4.09e9, 0.01 * 4.09e9);
+}
+
+TEST(PredictJson, TrainingAddsBackwardAndOptimizerStep) {
+  const json training = run_json({"predict", "resnet50", "--device", "a100-40gb", "--mode",
+                                  "training", "--batch", "32", "--json"});
+  const json inference = run_json(with(kResnet50Batch32, {"--json"}));
+  ASSERT_TRUE(training.contains("layers"));
+  const auto& layers = training["layers"];
+  EXPECT_TRUE(std::any_of(layers.begin(), layers.end(), [](const json& l) {
+    return l.value("name", "") == "optimizer.step";
+  })) << "no layer named optimizer.step";
+  EXPECT_EQ(training.value("/context/mode"_json_pointer, ""), "training");
+  // Backward costs about twice the forward pass (PALEO), plus the optimizer step.
+  EXPECT_GT(training.value("/totals/time_s"_json_pointer, 0.0),
+            2 * inference.value("/totals/time_s"_json_pointer, 0.0));
+  ASSERT_TRUE(training.contains("notes"));
+  EXPECT_TRUE(std::any_of(training["notes"].begin(), training["notes"].end(), [](const json& n) {
+    return n.get<std::string>().find("optimizer") != std::string::npos;
+  })) << training["notes"].dump(2);
+}
+
+// --- predict, CSV ----------------------------------------------------------------------------
+
+TEST(PredictCsv, ContextCommentsHeaderAndOneRowPerLayer) {
+  const RunResult& r = run_cached(with(kResnet50Batch32, {"--csv"}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.err, "");
+  const std::vector<std::string> lines = split_lines(r.out);
+  std::size_t first = 0;
+  while (first < lines.size() && lines[first].rfind("# ", 0) == 0) ++first;
+  EXPECT_GE(first, 1u) << "no leading context comments";
+  ASSERT_LT(first, lines.size());
+  const std::vector<std::string> header = split_csv(lines[first]);
+  const auto energy_col = std::find(header.begin(), header.end(), "energy_j");
+  ASSERT_NE(energy_col, header.end()) << lines[first];
+  EXPECT_NE(std::find(header.begin(), header.end(), "time_s"), header.end()) << lines[first];
+
+  const json j = run_json(with(kResnet50Batch32, {"--json"}));
+  ASSERT_TRUE(j.contains("layers"));
+  const std::size_t rows = lines.size() - first - 1;
+  EXPECT_EQ(rows, j["layers"].size());
+  // Every row has the header's columns, and the energies add up to the JSON total (9 digits).
+  double energy = 0;
+  for (std::size_t i = first + 1; i < lines.size(); ++i) {
+    const std::vector<std::string> fields = split_csv(lines[i]);
+    ASSERT_EQ(fields.size(), header.size()) << lines[i];
+    energy += std::stod(fields[static_cast<std::size_t>(energy_col - header.begin())]);
+  }
+  const double total = j.value("/totals/energy_j"_json_pointer, 0.0);
+  EXPECT_NEAR(energy, total, 1e-6 * total);
+}
+
+// --- clocks ----------------------------------------------------------------------------------
+
+double a30_boost_mhz() {
+  std::ifstream file(kDataDir / "devices.json");
+  const json catalog = json::parse(file, nullptr, /*allow_exceptions=*/false);
+  if (catalog.is_discarded()) return std::nan("");
+  for (const json& d : catalog["devices"]) {
+    if (d.value("id", "") == "a30") return d.at("clock_mhz").at("boost").get<double>();
+  }
+  return std::nan("");
+}
+
+const std::vector<std::string> kResnet50A30 = {"predict", "resnet50", "--device",
+                                               "a30",     "--batch",  "32"};
+
+TEST(PredictClocks, LowerClockIsSlower) {
+  const json slow = run_json(with(kResnet50A30, {"--clock-mhz", "900", "--json"}));
+  // Without --clock-mhz the prediction is at the boost clock (the sweep's totals included).
+  const json boost = run_json(with(kResnet50A30, {"--sweep-clocks", "--json"}));
+  EXPECT_EQ(slow.value("/context/clock_mhz"_json_pointer, 0.0), 900.0);
+  EXPECT_EQ(boost.value("/context/clock_mhz"_json_pointer, 0.0), a30_boost_mhz());
+  EXPECT_GT(slow.value("/totals/time_s"_json_pointer, 0.0),
+            boost.value("/totals/time_s"_json_pointer, 0.0));
+}
+
+TEST(PredictClocks, SweepHasAnEnergyOptimumBelowBoost) {
+  const json j = run_json(with(kResnet50A30, {"--sweep-clocks", "--json"}));
+  ASSERT_TRUE(j.contains("clock_sweep")) << j.dump(2).substr(0, 2000);
+  const json& sweep = j["clock_sweep"];
+  const json& points = sweep.at("points");
+  ASSERT_GT(points.size(), 10u);
+  const double lowest = points.front().at("clock_mhz").get<double>();
+  const double highest = points.back().at("clock_mhz").get<double>();
+  EXPECT_EQ(highest, a30_boost_mhz());
+  const double optimum = sweep.at("energy_optimal_clock_mhz").get<double>();
+  // U shape: low clocks pay the baseline power for longer, high clocks pay for the voltage.
+  EXPECT_GT(optimum, lowest);
+  EXPECT_LT(optimum, highest);
+  // Seed 000 measured the A30's energy optimum at 900 MHz.
+  EXPECT_GE(optimum, 700.0);
+  EXPECT_LE(optimum, 1200.0);
+}
+
+TEST(PredictJson, EnergyPrecisionRatio) {
+  const json j = run_json(with(kResnet50Batch32, {"--error", "0.073", "--alpha", "1", "--json"}));
+  ASSERT_TRUE(j.contains("energy_precision")) << j.dump(2).substr(0, 2000);
+  const double per_sample = j.value("/totals/energy_per_sample_j"_json_pointer, 0.0);
+  ASSERT_GT(per_sample, 0);
+  EXPECT_NEAR(j["energy_precision"].value("ratio_j", 0.0), 0.073 * per_sample, 1e-12 * per_sample);
+}
+
+// --- zoo and devices -------------------------------------------------------------------------
+
+TEST(Zoo, ListsEveryModelOfTheZooDirectory) {
+  const std::set<std::string> on_disk = zoo_names_on_disk();
+  ASSERT_FALSE(on_disk.empty()) << (kDataDir / "zoo");
+  const RunResult& r = run_cached({"zoo"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  std::set<std::string> listed;
+  for (const std::string& line : split_lines(r.out)) listed.insert(line.substr(0, line.find(' ')));
+  for (const std::string& name : on_disk) EXPECT_EQ(listed.count(name), 1u) << name << "\n" << r;
+}
+
+TEST(Zoo, JsonNamesTheSameModels) {
+  const json j = run_json({"zoo", "--json"});
+  ASSERT_TRUE(j.is_array()) << j.dump(2).substr(0, 2000);
+  std::set<std::string> names;
+  for (const json& model : j) names.insert(model.value("name", ""));
+  EXPECT_EQ(names, zoo_names_on_disk());
+}
+
+TEST(Devices, ListsTheCatalog) {
+  const RunResult& r = run_cached({"devices"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.err, "");
+  std::set<std::string> ids;
+  for (const std::string& line : split_lines(r.out)) ids.insert(line.substr(0, line.find(' ')));
+  EXPECT_EQ(ids.count("a100-40gb"), 1u) << r.out;
+  EXPECT_EQ(ids.count("h100-sxm"), 1u) << r.out;
+}
+
+TEST(Devices, AliasShowsTheDevice) {
+  const RunResult& r = run_cached({"devices", "a100"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("A100"));
+  EXPECT_THAT(r.out, HasSubstr("a100-40gb"));
+}
+
+TEST(Devices, JsonListsTheCatalog) {
+  const json j = run_json({"devices", "--json"});
+  ASSERT_TRUE(j.contains("devices") && j["devices"].is_array()) << j.dump(2).substr(0, 2000);
+  std::set<std::string> ids;
+  for (const json& d : j["devices"]) ids.insert(d.value("id", ""));
+  EXPECT_EQ(ids.count("a100-40gb"), 1u);
+  EXPECT_EQ(ids.count("h100-sxm"), 1u);
+}
+
+// --- help ------------------------------------------------------------------------------------
+
+class Help : public testing::TestWithParam<std::string> {};
+
+TEST_P(Help, PrintsUsageOnStdout) {
+  std::vector<std::string> args;
+  if (!GetParam().empty()) args.push_back(GetParam());
+  args.push_back("--help");
+  const RunResult r = run_nnergy(args);
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.err, "");
+  const std::regex usage("Usage: \\S*nnergy" + (GetParam().empty() ? "" : " " + GetParam()));
+  EXPECT_TRUE(std::regex_search(r.out, usage)) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Commands, Help, testing::Values("", "predict", "zoo", "devices"),
+                         [](const testing::TestParamInfo<std::string>& param_info) {
+                           return param_info.param.empty() ? std::string("nnergy")
+                                                           : param_info.param;
+                         });
+
+// --- bad input: exit code 2, nothing on stdout, one line on stderr ---------------------------
+
+void expect_bad_input(const RunResult& r, const std::vector<std::string>& mentions) {
+  EXPECT_EQ(r.exit_code, 2) << r;
+  EXPECT_EQ(r.out, "") << r;
+  EXPECT_THAT(r.err, StartsWith("nnergy: error:")) << r;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not a single line:\n" << r;
+  if (!r.err.empty()) {
+    EXPECT_EQ(r.err.back(), '\n') << r;
+  }
+  for (const std::string& m : mentions) EXPECT_THAT(r.err, HasSubstr(m));
+}
+
+struct BadInputCase {
+  std::string name;
+  std::vector<std::string> args;
+  std::vector<std::string> mentions;  ///< what the message must name
+};
+
+void PrintTo(const BadInputCase& c, std::ostream* os) {
+  *os << "nnergy";
+  for (const std::string& a : c.args) *os << " " << a;
+}
+
+class BadInput : public testing::TestWithParam<BadInputCase> {};
+
+TEST_P(BadInput, ExitsTwoWithOneLineNamingTheProblem) {
+  expect_bad_input(run_nnergy(GetParam().args), GetParam().mentions);
+}
+
+const BadInputCase kBadInputs[] = {
+    {"MissingFile", {"predict", "does/not/exist.onnx"}, {"does/not/exist.onnx"}},
+    {"UnknownDevice", {"predict", "resnet50", "--device", "nosuch"}, {"nosuch", "a100-40gb"}},
+    {"ClockAboveRange",
+     {"predict", "resnet50", "--clock-mhz", "5000"},
+     {"--clock-mhz 5000", "210", "1410"}},
+    {"ClockBelowRange",
+     {"predict", "resnet50", "--clock-mhz", "10"},
+     {"--clock-mhz 10", "210", "1410"}},
+    {"BatchZero", {"predict", "resnet50", "--batch", "0"}, {"--batch 0"}},
+    {"BatchNegative", {"predict", "resnet50", "--batch", "-3"}, {"--batch", "-3"}},
+    {"BatchNotANumber", {"predict", "resnet50", "--batch", "abc"}, {"--batch", "abc"}},
+    {"UnknownMode", {"predict", "resnet50", "--mode", "sleeping"}, {"sleeping", "training"}},
+    {"UnknownPrecision", {"predict", "resnet50", "--precision", "fp8"}, {"fp8", "fp16"}},
+    {"UnknownDim", {"predict", "resnet50", "--dim", "foo=3"}, {"foo"}},
+    {"ErrorWithoutAlpha", {"predict", "resnet50", "--error", "0.1"}, {"--alpha"}},
+    {"UnknownSubcommand", {"frobnicate"}, {"frobnicate"}},
+    {"JsonAndCsv", {"predict", "resnet50", "--json", "--csv"}, {"--json", "--csv"}},
+};
+
+INSTANTIATE_TEST_SUITE_P(Cases, BadInput, testing::ValuesIn(kBadInputs),
+                         [](const testing::TestParamInfo<BadInputCase>& param_info) {
+                           return param_info.param.name;
+                         });
+
+TEST(BadInputModel, UnknownZooNameListsTheZoo) {
+  const RunResult r = run_nnergy({"predict", "resnet5000"});
+  expect_bad_input(r, {"resnet5000"});
+  for (const std::string& name : zoo_names_on_disk()) EXPECT_THAT(r.err, HasSubstr(name));
+}
+
+TEST(BadInputModel, UninferableShapeNamesTheTensor) {
+  const fs::path model = kFixtureDir / "cli" / "uninferable_reshape.onnx";
+  ASSERT_TRUE(fs::exists(model)) << model << ": run tests/fixtures/cli/make_fixtures.py";
+  const RunResult r = run_nnergy({"predict", model.string(), "--batch", "4"});
+  expect_bad_input(r, {model.string(), "'Y'"});
+  EXPECT_THAT(r.err, testing::AnyOf(HasSubstr("could not be inferred"),
+                                    HasSubstr("shape inference failed")));
+}
+
+// A private directory for files a test writes, removed with everything in it.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (fs::temp_directory_path() / "nnergy-cli-test-XXXXXX").string();
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+TEST(BadInputModel, TruncatedOnnx) {
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  std::ifstream source(kDataDir / "zoo" / "resnet50.onnx", std::ios::binary);
+  std::string head(200, '\0');
+  ASSERT_TRUE(source.read(head.data(), static_cast<std::streamsize>(head.size())));
+  const fs::path truncated = dir.path() / "truncated.onnx";
+  std::ofstream(truncated, std::ios::binary) << head;
+  expect_bad_input(run_nnergy({"predict", truncated.string()}), {truncated.string()});
+}
+
+TEST(BadInputModel, TextFileNamedOnnx) {
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const fs::path text = dir.path() / "x.onnx";
+  std::ofstream(text) << "this is a text file, not a protobuf\n";
+  expect_bad_input(run_nnergy({"predict", text.string()}), {text.string()});
+}
+
+}  // namespace
