@@ -74,26 +74,31 @@ double product(const Shape& shape, std::size_t from) {
   return p;
 }
 
-// Convolution, forward and transposed. MACs per output element of a convolution are
-// (Cin/groups)·prod(kernel) = prod(W.shape[1:]); a transposed convolution does
-// (Cout/groups)·prod(kernel) = prod(W.shape[1:]) MACs per *input* element.
-OpCost convolution(const CostInput& c, bool transposed) {
-  if (c.in.size() < 2 || c.out.empty()) throw InternalError(c.node.name + ": Conv without weight");
-  const double per_element_macs = product(c.in[1]->shape, 1);
-  const double anchor_elements = transposed ? c.in_elements(0) : c.out_elements();
-  const double macs = anchor_elements * per_element_macs;
+// A matrix operator Y = op(X, W) [+ bias] with `macs` multiply-accumulates: the forward pass,
+// and as backward (PALEO) a data gradient when X needs one and a weight gradient when W does,
+// each as many MACs as the forward pass, plus the bias gradient (a reduction of dY).
+OpCost matrix_op(const CostInput& c, double macs) {
   const bool has_bias = c.in.size() > 2;
   const double bias_flops = has_bias ? c.out_elements() : 0.0;
   PassCost forward = pass(macs, 2 * macs + bias_flops, c.all_in_bytes() + c.out_bytes(), 1);
   PassCost backward;
   const double grad_out = c.out_bytes();
-  if (c.needs_grad(0))
-    backward += pass(macs, 2 * macs, grad_out + c.in_bytes(1) + c.in_bytes(0), 1);
-  if (c.needs_grad(1))
-    backward += pass(macs, 2 * macs, grad_out + c.in_bytes(0) + c.in_bytes(1), 1);
-  if (has_bias && c.needs_grad(2))
-    backward += pass(0, c.out_elements(), grad_out + c.in_bytes(2), 1);
+  for (std::size_t i = 0; i < 2; ++i) {
+    // dX reads dY and W and writes dX; dW reads dY and X and writes dW.
+    if (c.needs_grad(i))
+      backward += pass(macs, 2 * macs, grad_out + c.in_bytes(1 - i) + c.in_bytes(i), 1);
+  }
+  if (has_bias && c.needs_grad(2)) backward += pass(0, bias_flops, grad_out + c.in_bytes(2), 1);
   return same_forward(OpClass::kMatrix, forward, backward);
+}
+
+// Convolution, forward and transposed. MACs per output element of a convolution are
+// (Cin/groups)·prod(kernel) = prod(W.shape[1:]); a transposed convolution does
+// (Cout/groups)·prod(kernel) = prod(W.shape[1:]) MACs per *input* element.
+OpCost convolution(const CostInput& c, bool transposed) {
+  if (c.in.size() < 2 || c.out.empty()) throw InternalError(c.node.name + ": Conv without weight");
+  const double anchor_elements = transposed ? c.in_elements(0) : c.out_elements();
+  return matrix_op(c, anchor_elements * product(c.in[1]->shape, 1));
 }
 
 // Gemm: Y = alpha·A'·B' + beta·C with A' (M×K), B' (K×N).
@@ -101,34 +106,14 @@ OpCost gemm(const CostInput& c) {
   const Shape& a = c.in.at(0)->shape;
   const bool trans_a = c.node.int_attribute("transA", 0) != 0;
   const double k = static_cast<double>(trans_a ? a.at(0) : a.at(1));
-  const double macs = c.out_elements() * k;
-  const bool has_bias = c.in.size() > 2;
-  PassCost forward = pass(macs, 2 * macs + (has_bias ? c.out_elements() : 0.0),
-                          c.all_in_bytes() + c.out_bytes(), 1);
-  PassCost backward;
-  const double grad_out = c.out_bytes();
-  if (c.needs_grad(0))
-    backward += pass(macs, 2 * macs, grad_out + c.in_bytes(1) + c.in_bytes(0), 1);
-  if (c.needs_grad(1))
-    backward += pass(macs, 2 * macs, grad_out + c.in_bytes(0) + c.in_bytes(1), 1);
-  if (has_bias && c.needs_grad(2))
-    backward += pass(0, c.out_elements(), grad_out + c.in_bytes(2), 1);
-  return same_forward(OpClass::kMatrix, forward, backward);
+  return matrix_op(c, c.out_elements() * k);
 }
 
 // MatMul with numpy broadcasting: every output element is a dot product over K.
 OpCost matmul(const CostInput& c) {
   const Shape& a = c.in.at(0)->shape;
   const double k = a.empty() ? 1.0 : static_cast<double>(a.back());
-  const double macs = c.out_elements() * k;
-  PassCost forward = pass(macs, 2 * macs, c.all_in_bytes() + c.out_bytes(), 1);
-  PassCost backward;
-  for (std::size_t i = 0; i < 2; ++i) {
-    if (c.needs_grad(i)) {
-      backward += pass(macs, 2 * macs, c.out_bytes() + c.in_bytes(1 - i) + c.in_bytes(i), 1);
-    }
-  }
-  return same_forward(OpClass::kMatrix, forward, backward);
+  return matrix_op(c, c.out_elements() * k);
 }
 
 // Elementwise operators: `forward_flops` and `backward_flops` per output element.

@@ -54,11 +54,11 @@ std::vector<std::string> notes(const PredictionReport& report) {
       fmt::format("all times, powers and energies are predicted by the {} model, not measured: {}",
                   p.predictor_name, p.predictor_description));
   out.push_back(fmt::format(
-      "archline {} parameters of {}: eps_flop {:.2f} pJ/flop, eps_mem {:.2f} pJ/B, pi0 {:.1f} W — "
-      "{}{}",
+      "archline {} parameters of {}: eps_flop {:.2f} pJ/flop, eps_mem {:.2f} pJ/B, pi0 {:.1f} W "
+      "({}) — {}",
       device::to_string(p.settings.point.precision), device.id, archline.eps_flop_j * 1e12,
       archline.eps_mem_j_per_byte * 1e12, archline.pi0_w,
-      archline.estimated ? "ESTIMATED: " : "measured: ", archline.source));
+      archline.estimated ? "ESTIMATED" : "published measurement", archline.source));
   if (!device.estimated_fields.empty()) {
     std::string fields;
     for (const auto& f : device.estimated_fields) fields += (fields.empty() ? "" : ", ") + f;
