@@ -3,17 +3,26 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace nnergy::cli {
 
 /// What a subcommand run produces: the whole stdout text, written only after the run succeeded
-/// so that a failing run prints nothing on stdout.
-using CommandRun = std::function<std::string()>;
+/// so that a failing run prints nothing on stdout, and the process exit code.
+struct CommandResult {
+  std::string output;
+  int exit_code = 0;
+};
+
+using CommandRun = std::function<CommandResult()>;
 
 /// Registers a subcommand on `app`; when the subcommand is selected, `*selected` is set to the
 /// function that runs it. `command_line` is the full invocation, for the outputs' context block.
 void add_predict_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 void add_zoo_command(CLI::App& app, CommandRun* selected);
 void add_devices_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
+/// `trailing` holds the words after `--` on the command line: the command to monitor.
+void add_monitor_command(CLI::App& app, CommandRun* selected, const std::string& command_line,
+                         const std::vector<std::string>& trailing);
 
 }  // namespace nnergy::cli

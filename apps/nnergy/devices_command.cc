@@ -7,6 +7,7 @@
 #include "command.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/device/device_catalog.h"
+#include "nnergy/measure/power_source.h"
 #include "nnergy/report/run_context.h"
 #include "nnergy/report/text_table.h"
 
@@ -18,7 +19,51 @@ struct DevicesOptions {
   std::string id;
   std::string devices_file;
   bool json = false;
+  bool detect = false;
 };
+
+// What is present on this machine: every power source found (with one reading) and why the
+// others are not available.
+std::string run_detect(bool json) {
+  measure::Detection found = measure::SourceRegistry::standard().detect();
+  nlohmann::ordered_json j;
+  j["sources"] = nlohmann::ordered_json::array();
+  report::TextTable table;
+  using A = report::TextTable::Align;
+  table.add_column("source", A::kLeft);
+  table.add_column("kind", A::kLeft);
+  table.add_column("name", A::kLeft);
+  table.add_column("power now", A::kRight);
+  table.add_column("energy counter", A::kLeft);
+  table.add_column("SM clock MHz", A::kRight);
+  for (const auto& source : found.sources) {
+    const measure::SourceInfo& info = source->info();
+    const measure::PowerSample sample = source->read(0.0);
+    j["sources"].push_back({{"id", info.id},
+                            {"kind", info.kind},
+                            {"name", info.name},
+                            {"uuid", info.uuid},
+                            {"driver_version", info.driver_version},
+                            {"has_energy_counter", info.has_energy_counter},
+                            {"power_is_averaged", info.power_is_averaged},
+                            {"power_w", sample.power_w ? nlohmann::ordered_json(*sample.power_w)
+                                                       : nlohmann::ordered_json(nullptr)}});
+    table.add_row({info.id, info.kind, info.name,
+                   sample.power_w ? fmt::format("{:.1f} W", *sample.power_w) : "-",
+                   info.has_energy_counter ? "yes" : "no",
+                   sample.sm_clock_mhz ? fmt::format("{:g}", *sample.sm_clock_mhz) : "-"});
+  }
+  j["unavailable"] = nlohmann::ordered_json::array();
+  std::string reasons;
+  for (const auto& u : found.unavailable) {
+    j["unavailable"].push_back({{"source", u.source}, {"reason", u.reason}});
+    reasons += fmt::format("{}: unavailable — {}\n", u.source, u.reason);
+  }
+  if (json) return j.dump(2) + "\n";
+  std::string out = fmt::format("{} power source(s) present here\n", found.sources.size());
+  if (!found.sources.empty()) out += table.render();
+  return out + reasons;
+}
 
 std::string tflops(const device::DeviceSpec& d, device::Precision p) {
   auto peak = d.peak(p);
@@ -101,6 +146,7 @@ std::string device_detail(const device::DeviceSpec& d) {
 }
 
 std::string run_devices(const DevicesOptions& o, const std::string& command_line) {
+  if (o.detect) return run_detect(o.json);
   device::DeviceCatalog catalog = device::DeviceCatalog::load_default(data_directory());
   if (!o.devices_file.empty()) catalog.merge(device::DeviceCatalog::load(o.devices_file));
   if (!o.id.empty()) {
@@ -157,8 +203,13 @@ void add_devices_command(CLI::App& app, CommandRun* selected, const std::string&
   cmd->add_option("--devices-file", options->devices_file,
                   "extra device catalog (JSON) whose devices replace or add to the built-in ones");
   cmd->add_flag("--json", options->json, "write JSON instead of text");
+  cmd->add_flag("--detect", options->detect,
+                "list the power sources present on this machine (NVML GPUs, RAPL zones) and why "
+                "others are unavailable");
   cmd->callback([options, selected, command_line] {
-    *selected = [options, command_line] { return run_devices(*options, command_line); };
+    *selected = [options, command_line] {
+      return CommandResult{run_devices(*options, command_line), 0};
+    };
   });
 }
 

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "command.h"
 #include "nnergy/core/error.h"
@@ -21,6 +22,18 @@ int main(int argc, char** argv) {
   std::string command_line = "nnergy";
   for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
 
+  // Words after the first `--` belong to the command `nnergy monitor` runs; they are kept away
+  // from CLI11, which would otherwise parse them as its own options and positionals.
+  std::vector<char*> own_args(argv, argv + argc);
+  std::vector<std::string> trailing;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--") {
+      trailing.assign(argv + i + 1, argv + argc);
+      own_args.resize(static_cast<std::size_t>(i));
+      break;
+    }
+  }
+
   CLI::App app{"nnergy: time, power and energy of deep neural networks on GPUs"};
   app.set_version_flag("--version", std::string(nnergy::kToolVersion));
   app.require_subcommand(1);
@@ -28,9 +41,10 @@ int main(int argc, char** argv) {
   nnergy::cli::add_predict_command(app, &run, command_line);
   nnergy::cli::add_zoo_command(app, &run);
   nnergy::cli::add_devices_command(app, &run, command_line);
+  nnergy::cli::add_monitor_command(app, &run, command_line, trailing);
 
   try {
-    app.parse(argc, argv);
+    app.parse(static_cast<int>(own_args.size()), own_args.data());
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::CallForAllHelp& e) {
@@ -42,7 +56,7 @@ int main(int argc, char** argv) {
     if (!app.remaining().empty()) {
       return fail(nnergy::ExitCode::kBadInput,
                   "unknown command '" + app.remaining().front() +
-                      "'; accepted: predict, zoo, devices (run `nnergy --help`)");
+                      "'; accepted: predict, zoo, devices, monitor (run `nnergy --help`)");
     }
     return fail(nnergy::ExitCode::kBadInput,
                 std::string(e.what()) + " (run `nnergy --help` or `nnergy <command> --help`)");
@@ -51,12 +65,19 @@ int main(int argc, char** argv) {
                 std::string(e.what()) + " (run `nnergy --help` or `nnergy <command> --help`)");
   }
 
+  if (!trailing.empty() && !app.got_subcommand("monitor")) {
+    return fail(nnergy::ExitCode::kBadInput,
+                "unexpected words after `--` (only `nnergy monitor -- COMMAND` takes them): " +
+                    trailing.front());
+  }
+
   try {
-    const std::string output = run ? run() : std::string();
-    std::fwrite(output.data(), 1, output.size(), stdout);
-    return std::fflush(stdout) == 0
-               ? 0
-               : fail(nnergy::ExitCode::kRuntimeFailure, "cannot write stdout");
+    const nnergy::cli::CommandResult result = run ? run() : nnergy::cli::CommandResult{};
+    std::fwrite(result.output.data(), 1, result.output.size(), stdout);
+    if (std::fflush(stdout) != 0) {
+      return fail(nnergy::ExitCode::kRuntimeFailure, "cannot write stdout");
+    }
+    return result.exit_code;
   } catch (const nnergy::InvalidInput& e) {
     return fail(nnergy::ExitCode::kBadInput, e.what());
   } catch (const nnergy::DeviceError& e) {

@@ -194,7 +194,9 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
   cmd->add_flag("--json", options->json, "write JSON instead of text");
   cmd->add_flag("--csv", options->csv, "write CSV (per layer, or per clock with --sweep-clocks)");
   cmd->callback([options, selected, command_line] {
-    *selected = [options, command_line] { return run_predict(*options, command_line); };
+    *selected = [options, command_line] {
+      return CommandResult{run_predict(*options, command_line), 0};
+    };
   });
 }
 

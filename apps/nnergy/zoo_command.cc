@@ -98,7 +98,9 @@ void add_zoo_command(CLI::App& app, CommandRun* selected) {
   CLI::App* cmd =
       app.add_subcommand("zoo", "List the bundled models with input shapes, op counts and GMACs");
   cmd->add_flag("--json", *json, "write JSON instead of text");
-  cmd->callback([json, selected] { *selected = [json] { return run_zoo(*json); }; });
+  cmd->callback([json, selected] {
+    *selected = [json] { return CommandResult{run_zoo(*json), 0}; };
+  });
 }
 
 }  // namespace nnergy::cli

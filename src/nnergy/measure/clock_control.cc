@@ -1,0 +1,223 @@
+#include "nnergy/measure/clock_control.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <iterator>
+#include <mutex>
+#include <utility>
+
+#include "nnergy/core/error.h"
+
+namespace nnergy::measure {
+
+namespace {
+
+// The table of active locks that the signal handler reads.
+//
+// Async-signal safety: a handler may only touch lock-free atomics and call async-signal-safe
+// functions. It therefore reads this fixed-size table of atomics (no allocation, no mutex), and
+// sigaction and raise are async-signal-safe. nvmlDeviceResetGpuLockedClocks is not documented as
+// async-signal-safe: should the signal interrupt a thread inside NVML holding NVML's internal
+// lock, the reset could block. That risk is accepted because the alternative is worse: a GPU left
+// locked at a low clock until someone resets it as root. A dedicated thread waiting in sigwait
+// would avoid it, but needs the signals blocked in every thread of the host program, which a
+// library cannot impose.
+enum SlotState : int { kFree = 0, kActive = 1 };
+
+struct Slot {
+  std::atomic<int> state{kFree};
+  std::atomic<nvml::ResetLockedClocksFunction> reset{nullptr};
+  std::atomic<nvml::Device> device{nullptr};
+};
+static_assert(std::atomic<int>::is_always_lock_free &&
+                  std::atomic<nvml::ResetLockedClocksFunction>::is_always_lock_free &&
+                  std::atomic<nvml::Device>::is_always_lock_free,
+              "the signal handler may only read lock-free atomics");
+
+Slot g_slots[ClockLock::kMaxActiveLocks];
+
+constexpr int kSignals[] = {SIGINT, SIGTERM};
+constexpr std::size_t kSignalCount = std::size(kSignals);
+
+struct Handler {
+  std::atomic<bool> installed{false};
+  struct sigaction previous {};
+};
+Handler g_handlers[kSignalCount];
+
+// Guards claiming and releasing slots, g_active_locks and (un)installing the handlers. Never
+// taken by the signal handler.
+std::mutex g_mutex;
+std::size_t g_active_locks = 0;
+
+void reset_locked_clocks_on_signal(int signal_number) {
+  const int saved_errno = errno;
+  for (Slot& slot : g_slots) {
+    if (slot.state.load(std::memory_order_acquire) != kActive) continue;
+    const nvml::ResetLockedClocksFunction reset = slot.reset.load(std::memory_order_acquire);
+    const nvml::Device device = slot.device.load(std::memory_order_acquire);
+    // A slot being released and reused concurrently may yield another active lock's device:
+    // resetting it too is harmless, since every active lock is being reset.
+    if (reset != nullptr && device != nullptr) reset(device);
+  }
+  for (std::size_t i = 0; i < kSignalCount; ++i) {
+    if (kSignals[i] != signal_number) continue;
+    sigaction(signal_number, &g_handlers[i].previous, nullptr);
+    g_handlers[i].installed.store(false);
+  }
+  errno = saved_errno;
+  // The signal is blocked while its handler runs, so it is delivered, to the previous handler or
+  // the default action, as soon as this returns.
+  raise(signal_number);
+}
+
+// Called with g_mutex held when the first lock is taken.
+void install_handlers() {
+  for (std::size_t i = 0; i < kSignalCount; ++i) {
+    struct sigaction current {};
+    if (sigaction(kSignals[i], nullptr, &current) != 0) continue;
+    // An ignored signal must stay ignored (e.g. SIGINT of a background job).
+    if ((current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_IGN) continue;
+    struct sigaction action {};
+    action.sa_handler = reset_locked_clocks_on_signal;
+    sigemptyset(&action.sa_mask);
+    for (int blocked : kSignals) sigaddset(&action.sa_mask, blocked);
+    action.sa_flags = SA_RESTART;
+    g_handlers[i].previous = current;
+    if (sigaction(kSignals[i], &action, nullptr) == 0) g_handlers[i].installed.store(true);
+  }
+}
+
+// Called with g_mutex held when the last lock goes.
+void uninstall_handlers() {
+  for (std::size_t i = 0; i < kSignalCount; ++i) {
+    if (g_handlers[i].installed.exchange(false)) {
+      sigaction(kSignals[i], &g_handlers[i].previous, nullptr);
+    }
+  }
+}
+
+std::size_t claim_slot(nvml::ResetLockedClocksFunction reset, const NvmlGpu& gpu) {
+  const std::lock_guard<std::mutex> lock(g_mutex);
+  std::size_t free_slot = ClockLock::kMaxActiveLocks;
+  for (std::size_t i = 0; i < ClockLock::kMaxActiveLocks; ++i) {
+    Slot& slot = g_slots[i];
+    if (slot.state.load() == kActive) {
+      if (slot.device.load() == gpu.handle) {
+        // The inner lock's reset would silently undo the outer one.
+        throw InvalidInput(
+            fmt::format("the clocks of GPU {} are already locked by this process", gpu.index));
+      }
+    } else if (free_slot == ClockLock::kMaxActiveLocks) {
+      free_slot = i;
+    }
+  }
+  if (free_slot == ClockLock::kMaxActiveLocks) {
+    throw InvalidInput(
+        fmt::format("more than {} clock locks at once in one process", ClockLock::kMaxActiveLocks));
+  }
+  Slot& slot = g_slots[free_slot];
+  slot.reset.store(reset, std::memory_order_release);
+  slot.device.store(gpu.handle, std::memory_order_release);
+  slot.state.store(kActive, std::memory_order_release);
+  if (g_active_locks++ == 0) install_handlers();
+  return free_slot;
+}
+
+void release_slot(std::size_t index) {
+  const std::lock_guard<std::mutex> lock(g_mutex);
+  g_slots[index].state.store(kFree, std::memory_order_release);
+  g_slots[index].device.store(nullptr, std::memory_order_release);
+  if (--g_active_locks == 0) uninstall_handlers();
+}
+
+std::shared_ptr<NvmlLibrary> load_for_clock_control(unsigned int gpu) {
+  NvmlLoadResult loaded = NvmlLibrary::load();
+  if (!loaded.library) {
+    throw DeviceError(fmt::format("cannot control the clocks of GPU {}: NVML is not available: {}",
+                                  gpu, loaded.unavailable_reason));
+  }
+  return std::move(loaded.library);
+}
+
+unsigned int whole_mhz(double mhz) { return static_cast<unsigned int>(std::lround(mhz)); }
+
+}  // namespace
+
+std::vector<double> supported_core_clocks_mhz(unsigned int gpu) {
+  return supported_core_clocks_mhz(*load_for_clock_control(gpu), gpu);
+}
+
+std::vector<double> supported_core_clocks_mhz(const NvmlLibrary& library, unsigned int gpu) {
+  const NvmlGpu handle = library.gpu(gpu);
+  std::vector<double> clocks;
+  for (unsigned int memory_mhz : library.supported_memory_clocks_mhz(handle)) {
+    for (unsigned int core_mhz : library.supported_graphics_clocks_mhz(handle, memory_mhz)) {
+      clocks.push_back(core_mhz);
+    }
+  }
+  std::sort(clocks.begin(), clocks.end());
+  clocks.erase(std::unique(clocks.begin(), clocks.end()), clocks.end());
+  return clocks;
+}
+
+ClockLock::ClockLock(unsigned int gpu, double min_mhz, double max_mhz)
+    : ClockLock(load_for_clock_control(gpu), gpu, min_mhz, max_mhz) {}
+
+ClockLock::ClockLock(std::shared_ptr<NvmlLibrary> library, unsigned int gpu, double min_mhz,
+                     double max_mhz)
+    : library_(std::move(library)) {
+  // Upper bound only to keep the conversion to NVML's unsigned int defined.
+  constexpr double kMaxClockMhz = 1e6;
+  if (!(min_mhz > 0 && min_mhz <= max_mhz && max_mhz < kMaxClockMhz)) {
+    throw InvalidInput(fmt::format(
+        "clock lock of GPU {}: expected 0 < min ≤ max MHz, found min {} MHz, max {} MHz", gpu,
+        min_mhz, max_mhz));
+  }
+  min_mhz_ = whole_mhz(min_mhz);
+  max_mhz_ = whole_mhz(max_mhz);
+  gpu_ = library_->gpu(gpu);
+  // The slot is active before the clocks are locked: a signal in between then resets clocks that
+  // are not locked yet (harmless) instead of missing clocks that are.
+  slot_ = claim_slot(library_->reset_locked_clocks_function(), gpu_);
+  try {
+    library_->set_locked_clocks(gpu_, min_mhz_, max_mhz_);
+  } catch (...) {
+    release_slot(std::exchange(slot_, kNoSlot));
+    throw;
+  }
+}
+
+ClockLock::~ClockLock() {
+  if (!active()) return;
+  try {
+    reset();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr,
+                 "nnergy: warning: %s; the clocks of GPU %u may still be locked (reset them as "
+                 "root with `nvidia-smi --reset-gpu-clocks -i %u`)\n",
+                 e.what(), gpu_.index, gpu_.index);
+  }
+}
+
+void ClockLock::reset() {
+  if (!active()) return;
+  // Reset first, release the slot after: a signal in between resets twice, which is harmless,
+  // whereas the other order could let the process die with the clocks still locked.
+  const std::size_t slot = std::exchange(slot_, kNoSlot);
+  try {
+    library_->reset_locked_clocks(gpu_);
+  } catch (...) {
+    release_slot(slot);
+    throw;
+  }
+  release_slot(slot);
+}
+
+}  // namespace nnergy::measure
