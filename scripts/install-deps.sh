@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages nnergy builds against. Idempotent and non-interactive:
 # packages already present are not touched, and apt runs only when something is missing.
-#   scripts/install-deps.sh            build + test dependencies
+#   scripts/install-deps.sh            build + test dependencies (LibTorch, CPU, for profile/)
 #   scripts/install-deps.sh --tools    also what tools/ needs (Debian's torch, torchvision, onnx)
 set -euo pipefail
 
@@ -11,6 +11,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   libxgboost-dev xgboost libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libtorch-dev
 )
 if [[ "${1:-}" == "--tools" ]]; then
   packages+=(python3-torch python3-torchvision python3-onnx librsvg2-bin)

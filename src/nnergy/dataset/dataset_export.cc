@@ -1,0 +1,145 @@
+#include "nnergy/dataset/dataset_export.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <sstream>
+
+#include "nnergy/core/version.h"
+#include "nnergy/dataset/dataset_schema.h"
+#include "nnergy/dataset/dataset_time.h"
+#include "nnergy/dataset/sqlite_statement.h"
+
+namespace nnergy::dataset {
+
+namespace {
+
+// (CSV column, SQL expression) pairs; one list keeps the header and the SELECT in step.
+const std::vector<std::pair<std::string, std::string>>& column_expressions() {
+  static const std::vector<std::pair<std::string, std::string>> columns = [] {
+    std::vector<std::pair<std::string, std::string>> c = {
+        {"device_name", "d.name"},
+        {"device_uuid", "d.uuid"},
+        {"device_kind", "d.kind"},
+        {"driver_version", "d.driver_version"},
+        {"session_uuid", "s.session_uuid"},
+        {"host", "s.host"},
+        {"tool_version", "s.tool_version"},
+        {"signature", "o.signature"},
+        {"op_type", "o.op_type"},
+        {"op_class", "o.op_class"},
+        {"op_dtype", "o.dtype"},
+        {"whitelisted", "o.whitelisted"},
+        {"known", "o.known"},
+        {"parameter_count", "o.parameter_count"},
+        {"input_shapes_json", "o.input_shapes_json"},
+        {"attributes_json", "o.attributes_json"},
+    };
+    for (const char* pass : {"inference", "training_forward", "backward"}) {
+      for (const char* quantity : {"mac_count", "flop_count", "bytes", "kernel_count"}) {
+        const std::string name = fmt::format("{}_{}", pass, quantity);
+        c.emplace_back(name, "o." + name);
+      }
+    }
+    for (const char* name :
+         {"mode", "clock_mhz", "dtype", "iterations", "repeats", "time_s", "time_std_s", "power_w",
+          "power_std_w", "energy_j", "energy_std_j", "samples_kept", "samples_dropped", "status",
+          "message", "measured_utc"}) {
+      c.emplace_back(name, std::string("m.") + name);
+    }
+    return c;
+  }();
+  return columns;
+}
+
+// RFC 4180: quote a field holding a comma, quote or line break, doubling inner quotes
+// (signatures and JSON columns hold all three). A "#" is quoted too so that pandas
+// (comment='#') does not cut the line there.
+std::string csv_field(std::string_view text) {
+  if (text.find_first_of(",\"\r\n#") == std::string_view::npos) return std::string(text);
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+// A comment value stays on its line: line breaks in a command line become spaces.
+std::string comment_value(std::string text) {
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return text;
+}
+
+}  // namespace
+
+const std::vector<std::string>& csv_columns() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const auto& [name, expression] : column_expressions()) n.push_back(name);
+    return n;
+  }();
+  return names;
+}
+
+std::int64_t export_csv(const DatasetStore& store, std::ostream& out,
+                        const CsvExportOptions& options) {
+  std::string select_list;
+  for (const auto& [name, expression] : column_expressions()) {
+    if (!select_list.empty()) select_list += ", ";
+    select_list += expression;
+  }
+  SqliteStatement select(
+      store.connection(),
+      fmt::format("SELECT {} FROM measurements m JOIN ops o ON o.id = m.op_id "
+                  "JOIN devices d ON d.id = m.device_id JOIN sessions s ON s.id = m.session_id "
+                  "{} ORDER BY d.id, o.id, m.mode, m.clock_mhz, m.dtype",
+                  select_list, options.include_errors ? "" : "WHERE m.status = 'ok'"),
+      store.path());
+
+  // Rows are formatted first so the context block can state the row count.
+  std::ostringstream rows;
+  std::int64_t row_count = 0;
+  const int column_count = static_cast<int>(column_expressions().size());
+  while (select.step()) {
+    for (int c = 0; c < column_count; ++c) {
+      if (c > 0) rows << ',';
+      if (select.column_is_null(c)) continue;
+      // Integers stay integers; reals use the shortest text that reads back exactly.
+      switch (select.column_type(c)) {
+        case SQLITE_INTEGER:
+          rows << select.column_int(c);
+          break;
+        case SQLITE_FLOAT:
+          rows << fmt::format("{}", select.column_double(c));
+          break;
+        default:
+          rows << csv_field(select.column_text(c));
+      }
+    }
+    rows << '\n';
+    ++row_count;
+  }
+
+  out << fmt::format("# tool: nnergy\n# tool_version: {}\n# dataset_schema_version: {}\n",
+                     kToolVersion, kDatasetSchemaVersion);
+  out << fmt::format("# source: {}\n", comment_value(store.path()));
+  out << fmt::format("# command_line: {}\n", comment_value(options.command_line));
+  out << fmt::format("# date_utc: {}\n", utc_now_iso8601());
+  out << fmt::format("# row_count: {}\n", row_count);
+  out << "# units: SI; time, power and energy are per iteration; bytes are a lower bound "
+         "(each tensor touched once)\n";
+  bool first = true;
+  for (const std::string& name : csv_columns()) {
+    if (!first) out << ',';
+    first = false;
+    out << name;
+  }
+  out << '\n' << rows.str();
+  return row_count;
+}
+
+}  // namespace nnergy::dataset

@@ -1,0 +1,192 @@
+#include "nnergy/dataset/dataset_schema.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include "nnergy/core/error.h"
+#include "nnergy/core/version.h"
+#include "nnergy/dataset/dataset_time.h"
+#include "nnergy/dataset/sqlite_statement.h"
+
+namespace nnergy::dataset {
+
+namespace {
+
+// Keys are natural keys (uuid, signature, name + inputs) so that files written on different
+// machines can be merged without id clashes; integer ids are local to one file.
+constexpr std::string_view kDdl = R"sql(
+CREATE TABLE meta (
+  key TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+CREATE TABLE devices (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  uuid TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  driver_version TEXT NOT NULL,
+  UNIQUE (name, uuid)
+);
+CREATE TABLE sessions (
+  id INTEGER PRIMARY KEY,
+  session_uuid TEXT NOT NULL UNIQUE,
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  tool_version TEXT NOT NULL,
+  host TEXT NOT NULL,
+  command_line TEXT NOT NULL,
+  settings_json TEXT NOT NULL,
+  started_utc TEXT NOT NULL,
+  ended_utc TEXT
+);
+CREATE TABLE ops (
+  id INTEGER PRIMARY KEY,
+  signature TEXT NOT NULL UNIQUE,
+  op_type TEXT NOT NULL,
+  op_class TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  input_shapes_json TEXT NOT NULL,
+  attributes_json TEXT NOT NULL,
+  whitelisted INTEGER NOT NULL,
+  known INTEGER NOT NULL,
+  parameter_count INTEGER NOT NULL,
+  inference_mac_count REAL NOT NULL,
+  inference_flop_count REAL NOT NULL,
+  inference_bytes REAL NOT NULL,
+  inference_kernel_count REAL NOT NULL,
+  training_forward_mac_count REAL NOT NULL,
+  training_forward_flop_count REAL NOT NULL,
+  training_forward_bytes REAL NOT NULL,
+  training_forward_kernel_count REAL NOT NULL,
+  backward_mac_count REAL NOT NULL,
+  backward_flop_count REAL NOT NULL,
+  backward_bytes REAL NOT NULL,
+  backward_kernel_count REAL NOT NULL
+);
+CREATE TABLE measurements (
+  id INTEGER PRIMARY KEY,
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  session_id INTEGER NOT NULL REFERENCES sessions(id),
+  op_id INTEGER NOT NULL REFERENCES ops(id),
+  mode TEXT NOT NULL CHECK (mode IN ('inference', 'training')),
+  clock_mhz INTEGER NOT NULL,
+  dtype TEXT NOT NULL,
+  iterations INTEGER NOT NULL,
+  repeats INTEGER NOT NULL,
+  time_s REAL,
+  time_std_s REAL,
+  power_w REAL,
+  power_std_w REAL,
+  energy_j REAL,
+  energy_std_j REAL,
+  samples_kept INTEGER NOT NULL,
+  samples_dropped INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('ok', 'error')),
+  message TEXT NOT NULL,
+  measured_utc TEXT NOT NULL,
+  UNIQUE (device_id, op_id, mode, clock_mhz, dtype)
+);
+CREATE TABLE networks (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  inputs_json TEXT NOT NULL,
+  source TEXT NOT NULL,
+  description TEXT NOT NULL,
+  UNIQUE (name, inputs_json)
+);
+CREATE TABLE network_ops (
+  network_id INTEGER NOT NULL REFERENCES networks(id),
+  op_id INTEGER NOT NULL REFERENCES ops(id),
+  count INTEGER NOT NULL,
+  PRIMARY KEY (network_id, op_id)
+);
+CREATE TABLE network_measurements (
+  id INTEGER PRIMARY KEY,
+  device_id INTEGER NOT NULL REFERENCES devices(id),
+  session_id INTEGER NOT NULL REFERENCES sessions(id),
+  network_id INTEGER NOT NULL REFERENCES networks(id),
+  mode TEXT NOT NULL CHECK (mode IN ('inference', 'training')),
+  clock_mhz INTEGER NOT NULL,
+  dtype TEXT NOT NULL,
+  iterations INTEGER NOT NULL,
+  repeats INTEGER NOT NULL,
+  time_s REAL,
+  time_std_s REAL,
+  power_w REAL,
+  power_std_w REAL,
+  energy_j REAL,
+  energy_std_j REAL,
+  samples_kept INTEGER NOT NULL,
+  samples_dropped INTEGER NOT NULL,
+  status TEXT NOT NULL CHECK (status IN ('ok', 'error')),
+  message TEXT NOT NULL,
+  measured_utc TEXT NOT NULL,
+  UNIQUE (device_id, network_id, mode, clock_mhz, dtype)
+);
+CREATE INDEX measurements_by_session ON measurements(session_id);
+CREATE INDEX network_measurements_by_session ON network_measurements(session_id);
+)sql";
+
+int table_count(sqlite3* db, const std::string& path) {
+  SqliteStatement count(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", path);
+  count.step();
+  return static_cast<int>(count.column_int(0));
+}
+
+}  // namespace
+
+std::string_view dataset_schema_ddl() { return kDdl; }
+
+int read_schema_version(sqlite3* db, const std::string& path) {
+  SqliteStatement version(db, "PRAGMA user_version", path);
+  version.step();
+  return static_cast<int>(version.column_int(0));
+}
+
+void check_schema_version(int found_version, const std::string& path) {
+  if (found_version == kDatasetSchemaVersion) return;
+  throw InvalidInput(fmt::format(
+      "dataset '{}' has schema version {}, but this nnergy reads schema version {} only; "
+      "files are never migrated silently: re-create the dataset or use the nnergy version that "
+      "wrote it (docs/dataset.md)",
+      path, found_version, kDatasetSchemaVersion));
+}
+
+void create_schema(sqlite3* db, const std::string& path) {
+  // IMMEDIATE takes the write lock before looking, so two processes creating the same new file
+  // cannot both create the tables.
+  execute_sql(db, "BEGIN IMMEDIATE", path);
+  try {
+    const int version = read_schema_version(db, path);
+    if (version != 0) {
+      execute_sql(db, "ROLLBACK", path);
+      check_schema_version(version, path);
+      return;
+    }
+    if (table_count(db, path) != 0) {
+      throw InvalidInput(fmt::format(
+          "'{}' is a SQLite database with other tables and schema version 0, not an nnergy "
+          "dataset (expected schema version {} or an empty file)",
+          path, kDatasetSchemaVersion));
+    }
+    execute_sql(db, kDdl, path);
+    SqliteStatement meta(db, "INSERT INTO meta (key, value) VALUES (?1, ?2)", path);
+    const std::pair<const char*, std::string> rows[] = {
+        {"schema_version", std::to_string(kDatasetSchemaVersion)},
+        {"created_by", "nnergy"},
+        {"created_tool_version", kToolVersion},
+        {"created_utc", utc_now_iso8601()},
+    };
+    for (const auto& [key, value] : rows) {
+      meta.bind(1, std::string_view(key)).bind(2, std::string_view(value));
+      meta.run();
+      meta.reset();
+    }
+    execute_sql(db, fmt::format("PRAGMA user_version = {}", kDatasetSchemaVersion), path);
+    execute_sql(db, "COMMIT", path);
+  } catch (...) {
+    if (sqlite3_get_autocommit(db) == 0) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+}  // namespace nnergy::dataset

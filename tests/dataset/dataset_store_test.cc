@@ -1,0 +1,408 @@
+#include "nnergy/dataset/dataset_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <fstream>
+#include <set>
+
+#include "dataset_fixture.h"
+#include "nnergy/core/error.h"
+#include "nnergy/dataset/dataset_schema.h"
+#include "nnergy/graph/op_catalog.h"
+#include "nnergy/graph/op_signature.h"
+
+namespace nnergy::dataset {
+namespace {
+
+using testing::DatasetTest;
+using ::testing::HasSubstr;
+using testing::tiny_network;
+
+// Runs `sql` on `path` through a separate raw connection, as another process would.
+void raw_exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+  sqlite3_close(db);
+}
+
+int raw_user_version(const std::string& path) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_stmt* statement = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &statement, nullptr);
+  sqlite3_step(statement);
+  const int version = sqlite3_column_int(statement, 0);
+  sqlite3_finalize(statement);
+  sqlite3_close(db);
+  return version;
+}
+
+DeviceRecord cpu_device() { return {0, "Test CPU", "", "cpu", ""}; }
+
+SessionRecord session_on(std::int64_t device_id) {
+  SessionRecord s;
+  s.device_id = device_id;
+  s.tool_version = "0.1.0-test";
+  s.host = "testhost";
+  s.command_line = "nnergy profile --device cpu";
+  s.settings_json = R"({"min_time_s":0.2,"shard":"1/1"})";
+  return s;
+}
+
+MeasuredValues ok_values(double time_s, const std::string& measured_utc) {
+  MeasuredValues v;
+  v.iterations = 1000;
+  v.repeats = 5;
+  v.time_s = time_s;
+  v.time_std_s = time_s / 100;
+  v.power_w = 250.0;
+  v.power_std_w = 2.5;
+  v.energy_j = 250.0 * time_s;  // 250 W for time_s seconds
+  v.energy_std_j = 0.01;
+  v.samples_kept = 40;
+  v.samples_dropped = 2;
+  v.measured_utc = measured_utc;
+  return v;
+}
+
+MeasuredValues error_values(const std::string& message, const std::string& measured_utc) {
+  MeasuredValues v;
+  v.status = MeasurementStatus::kError;
+  v.message = message;
+  v.measured_utc = measured_utc;
+  return v;
+}
+
+TEST_F(DatasetTest, OpRecordCarriesSignatureAndCatalogFeatures) {
+  const graph::Network net = tiny_network();
+  const OpRecord conv = op_record(net, net.nodes()[2]);
+  EXPECT_EQ(conv.signature, graph::op_signature(net, net.nodes()[2]));
+  EXPECT_EQ(conv.op_type, "Conv");
+  EXPECT_EQ(conv.op_class, "matrix");
+  EXPECT_EQ(conv.dtype, "fp32");
+  EXPECT_TRUE(conv.whitelisted);
+  EXPECT_TRUE(conv.known);
+  // 1×1 convolution, 4 → 4 channels on 8×8: 8·8·4·4 = 1024 MACs = 2048 flops.
+  EXPECT_DOUBLE_EQ(conv.inference.macs, 1024.0);
+  EXPECT_DOUBLE_EQ(conv.inference.flops, 2048.0);
+  EXPECT_EQ(conv.parameter_count, 16);
+  const graph::OpCost cost = graph::op_cost(net, net.nodes()[2]);
+  EXPECT_DOUBLE_EQ(conv.backward.flops, cost.backward.flops);
+  EXPECT_GT(conv.backward.flops, 0.0);
+  EXPECT_DOUBLE_EQ(conv.training_forward.bytes, cost.training_forward.bytes);
+  EXPECT_EQ(conv.input_shapes_json,
+            R"([{"role":"activation","shape":[1,4,8,8],"dtype":"fp32","requires_grad":true},)"
+            R"({"role":"parameter","shape":[4,4,1,1],"dtype":"fp32","requires_grad":true}])");
+  EXPECT_EQ(conv.attributes_json, "{}");
+
+  const OpRecord flatten = op_record(net, net.nodes()[4]);
+  EXPECT_FALSE(flatten.whitelisted);
+  EXPECT_TRUE(op_record(net, net.nodes()[4], graph::Whitelist::parse("Flatten", "--whitelist"))
+                  .whitelisted);
+}
+
+TEST_F(DatasetTest, EveryTableRoundTripsThroughTheFile) {
+  const graph::Network net = tiny_network();
+  const std::string path = file("round.sqlite");
+  DeviceRecord device = cpu_device();
+  SessionRecord session;
+  MeasurementRecord measurement;
+  NetworkMeasurementRecord network_measurement;
+  {
+    DatasetStore store = DatasetStore::open(path);
+    device.id = store.add_device(device);
+    session = session_on(device.id);
+    session.id = store.start_session(session);
+    EXPECT_EQ(store.add_network(net, graph::Whitelist::standard()), 1);
+
+    measurement.session_id = session.id;
+    measurement.key = {graph::op_signature(net, net.nodes()[2]), "training", 1410, "fp32"};
+    measurement.values = ok_values(2e-3, "2026-01-01T00:00:00.000Z");
+    measurement.id = store.record_measurement(measurement);
+
+    network_measurement.session_id = session.id;
+    network_measurement.network_name = "tiny";
+    network_measurement.network_inputs_json = network_inputs_json(net);
+    network_measurement.mode = "inference";
+    network_measurement.clock_mhz = 0;
+    network_measurement.dtype = "fp32";
+    network_measurement.values = ok_values(5e-3, "2026-01-01T00:00:01.000Z");
+    network_measurement.values.power_w.reset();  // no power source: NULL, not 0
+    network_measurement.values.energy_j.reset();
+    network_measurement.id = store.record_network_measurement(network_measurement);
+    store.end_session(session.id, "2026-01-01T00:10:00.000Z");
+  }
+
+  const DatasetStore store = DatasetStore::open(path, OpenMode::kReadOnly);
+  const auto meta = store.meta();
+  EXPECT_THAT(meta, ::testing::Contains(std::pair<std::string, std::string>(
+                        "schema_version", std::to_string(kDatasetSchemaVersion))));
+
+  ASSERT_EQ(store.devices().size(), 1u);
+  EXPECT_EQ(store.devices()[0], device);
+
+  ASSERT_EQ(store.sessions().size(), 1u);
+  SessionRecord read_session = store.sessions()[0];
+  EXPECT_EQ(read_session.session_uuid.size(), 36u);
+  EXPECT_FALSE(read_session.started_utc.empty());
+  EXPECT_EQ(read_session.ended_utc, std::optional<std::string>("2026-01-01T00:10:00.000Z"));
+  session.session_uuid = read_session.session_uuid;
+  session.started_utc = read_session.started_utc;
+  session.ended_utc = read_session.ended_utc;
+  EXPECT_EQ(read_session, session);
+
+  // Conv (no data gradient), Relu, Conv (data gradient), Flatten.
+  const std::vector<OpRecord> ops = store.ops();
+  ASSERT_EQ(ops.size(), 4u);
+  for (std::size_t n : {0u, 1u, 2u, 4u}) {
+    const OpRecord expected = op_record(net, net.nodes()[n]);
+    const auto found = store.find_op(expected.signature);
+    ASSERT_TRUE(found.has_value()) << expected.signature;
+    EXPECT_EQ(found->op_class, expected.op_class);
+    EXPECT_EQ(found->input_shapes_json, expected.input_shapes_json);
+    EXPECT_EQ(found->attributes_json, expected.attributes_json);
+    EXPECT_EQ(found->whitelisted, expected.whitelisted);
+    EXPECT_EQ(found->known, expected.known);
+    EXPECT_EQ(found->parameter_count, expected.parameter_count);
+    EXPECT_DOUBLE_EQ(found->inference.flops, expected.inference.flops);
+    EXPECT_DOUBLE_EQ(found->inference.kernels, expected.inference.kernels);
+    EXPECT_DOUBLE_EQ(found->training_forward.bytes, expected.training_forward.bytes);
+    EXPECT_DOUBLE_EQ(found->backward.macs, expected.backward.macs);
+  }
+  EXPECT_FALSE(store.find_op("Conv fp64 nothing").has_value());
+
+  ASSERT_EQ(store.networks().size(), 1u);
+  const NetworkRecord network = store.networks()[0];
+  EXPECT_EQ(network.name, "tiny");
+  EXPECT_EQ(network.source, "tests/dataset");
+  EXPECT_EQ(network.description, "two 1x1 convolutions");
+  EXPECT_EQ(network.inputs_json, R"([{"name":"x","shape":[1,4,8,8],"dtype":"fp32"}])");
+  ASSERT_EQ(network.op_counts.size(), 4u);
+  EXPECT_EQ(network.op_counts[1], std::make_pair(graph::op_signature(net, net.nodes()[1]),
+                                                 std::int64_t{2}));  // Relu twice
+  EXPECT_EQ(network.op_counts[2].second, 1);
+
+  ASSERT_EQ(store.measurements().size(), 1u);
+  const MeasurementRecord m = store.measurements()[0];
+  EXPECT_EQ(m.id, measurement.id);
+  EXPECT_EQ(m.session_id, session.id);
+  EXPECT_EQ(m.device_id, device.id);
+  EXPECT_EQ(m.key, measurement.key);
+  EXPECT_EQ(m.values, measurement.values);
+  EXPECT_DOUBLE_EQ(*m.values.energy_j, 0.5);  // 250 W for 2 ms
+
+  ASSERT_EQ(store.network_measurements().size(), 1u);
+  const NetworkMeasurementRecord nm = store.network_measurements()[0];
+  EXPECT_EQ(nm.network_name, "tiny");
+  EXPECT_EQ(nm.network_inputs_json, network_measurement.network_inputs_json);
+  EXPECT_EQ(nm.mode, "inference");
+  EXPECT_EQ(nm.clock_mhz, 0);
+  EXPECT_EQ(nm.device_id, device.id);
+  EXPECT_EQ(nm.values, network_measurement.values);
+  EXPECT_FALSE(nm.values.power_w.has_value());
+}
+
+TEST_F(DatasetTest, AddingTheSameRowsTwiceDuplicatesNothing) {
+  const graph::Network net = tiny_network();
+  DatasetStore store = DatasetStore::open(file("twice.sqlite"));
+  const std::int64_t device = store.add_device(cpu_device());
+  EXPECT_EQ(store.add_device(cpu_device()), device);
+  SessionRecord session = session_on(device);
+  session.session_uuid = "11111111-2222-3333-4444-555555555555";
+  const std::int64_t first = store.start_session(session);
+  EXPECT_EQ(store.start_session(session), first);
+  const std::int64_t network = store.add_network(net, graph::Whitelist::standard());
+  EXPECT_EQ(store.add_network(net, graph::Whitelist::standard()), network);
+  EXPECT_EQ(store.devices().size(), 1u);
+  EXPECT_EQ(store.sessions().size(), 1u);
+  EXPECT_EQ(store.ops().size(), 4u);
+  EXPECT_EQ(store.networks().size(), 1u);
+  EXPECT_EQ(store.networks()[0].op_counts.size(), 4u);
+}
+
+TEST_F(DatasetTest, ResumeKeyIsMeasuredOnlyForAnOkRowOfThatExactKeyAndDevice) {
+  const graph::Network net = tiny_network();
+  DatasetStore store = DatasetStore::open(file("resume.sqlite"));
+  const std::int64_t cpu = store.add_device(cpu_device());
+  const std::int64_t gpu = store.add_device({0, "Test GPU", "GPU-1234", "cuda", "550.1"});
+  const std::int64_t session = store.start_session(session_on(cpu));
+  store.add_op(op_record(net, net.nodes()[0]));
+  const MeasurementKey key{op_record(net, net.nodes()[0]).signature, "inference", 0, "fp32"};
+
+  EXPECT_FALSE(store.is_measured(cpu, key));
+  store.record_measurement({0, session, 0, key, error_values("out of memory", "")});
+  EXPECT_FALSE(store.is_measured(cpu, key)) << "an error row is retried on resume";
+  store.record_measurement({0, session, 0, key, ok_values(1e-3, "")});
+  EXPECT_TRUE(store.is_measured(cpu, key));
+  EXPECT_EQ(store.measurements().size(), 1u) << "the re-measurement replaces the error row";
+  EXPECT_EQ(store.measurements()[0].values.status, MeasurementStatus::kOk);
+
+  EXPECT_FALSE(store.is_measured(gpu, key));
+  EXPECT_FALSE(store.is_measured(cpu, {key.signature, "training", 0, "fp32"}));
+  EXPECT_FALSE(store.is_measured(cpu, {key.signature, "inference", 900, "fp32"}));
+  EXPECT_FALSE(store.is_measured(cpu, {key.signature, "inference", 0, "fp16"}));
+  EXPECT_FALSE(store.is_measured(cpu, {"Relu fp32 x[1]", "inference", 0, "fp32"}));
+}
+
+TEST_F(DatasetTest, FailedOpIsAnErrorRowWithItsMessage) {
+  const graph::Network net = tiny_network();
+  DatasetStore store = DatasetStore::open(file("error.sqlite"));
+  const std::int64_t session = store.start_session(session_on(store.add_device(cpu_device())));
+  const OpRecord op = op_record(net, net.nodes()[1]);
+  store.add_op(op);
+  const MeasurementKey key{op.signature, "training", 0, "fp16"};
+  store.record_measurement(
+      {0, session, 0, key, error_values("CUDA out of memory (tried to allocate 2.0 GiB)", "")});
+
+  const auto rows = store.measurements();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].values.status, MeasurementStatus::kError);
+  EXPECT_EQ(rows[0].values.message, "CUDA out of memory (tried to allocate 2.0 GiB)");
+  EXPECT_FALSE(rows[0].values.time_s.has_value());
+  EXPECT_FALSE(rows[0].values.energy_j.has_value());
+  EXPECT_EQ(rows[0].values.measured_utc.size(), 24u);  // 2026-01-01T00:00:00.000Z
+}
+
+TEST_F(DatasetTest, MisuseOfTheWriteApiIsRejected) {
+  const graph::Network net = tiny_network();
+  DatasetStore store = DatasetStore::open(file("misuse.sqlite"));
+  const std::int64_t session = store.start_session(session_on(store.add_device(cpu_device())));
+  const OpRecord op = op_record(net, net.nodes()[1]);
+  store.add_op(op);
+  EXPECT_THROW(store.record_measurement(
+                   {0, session, 0, {op.signature, "benchmark", 0, "fp32"}, ok_values(1, "")}),
+               InvalidInput);
+  EXPECT_THROW(store.record_measurement(
+                   {0, session, 0, {"Unknown op", "inference", 0, "fp32"}, ok_values(1, "")}),
+               InternalError);
+  EXPECT_THROW(store.record_measurement(
+                   {0, session + 7, 0, {op.signature, "inference", 0, "fp32"}, ok_values(1, "")}),
+               InternalError);
+  EXPECT_TRUE(store.measurements().empty());
+}
+
+TEST_F(DatasetTest, FailedWriteRollsBackItsWholeTransaction) {
+  DatasetStore store = DatasetStore::open(file("rollback.sqlite"));
+  NetworkRecord network;
+  network.name = "broken";
+  network.inputs_json = "[]";
+  network.op_counts = {{"Relu fp32 x[1] {} grad=0", 1}};  // not stored
+  EXPECT_THROW(store.add_network(network), InternalError);
+  EXPECT_TRUE(store.networks().empty()) << "the network row written before the failure is undone";
+}
+
+TEST_F(DatasetTest, OtherSchemaVersionIsRejectedNamingFileAndBothVersions) {
+  const std::string path = file("old.sqlite");
+  DatasetStore::open(path);
+  raw_exec(path, "PRAGMA user_version = 7");
+  try {
+    DatasetStore::open(path);
+    FAIL() << "expected InvalidInput";
+  } catch (const InvalidInput& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path));
+    EXPECT_THAT(e.what(), HasSubstr("schema version 7"));
+    EXPECT_THAT(e.what(), HasSubstr("schema version " + std::to_string(kDatasetSchemaVersion)));
+  }
+  EXPECT_EQ(raw_user_version(path), 7) << "never migrated silently";
+}
+
+TEST_F(DatasetTest, FilesThatAreNotDatasetsAreRejected) {
+  const std::string foreign = file("foreign.sqlite");
+  raw_exec(foreign, "CREATE TABLE results (x INTEGER)");
+  EXPECT_THROW(
+      {
+        try {
+          DatasetStore::open(foreign);
+        } catch (const InvalidInput& e) {
+          EXPECT_THAT(e.what(), HasSubstr("not an nnergy dataset"));
+          throw;
+        }
+      },
+      InvalidInput);
+
+  const std::string text = file("notes.sqlite");
+  std::ofstream(text) << "this is not a database, but it is long enough to have a header........"
+                         "..................................................................\n";
+  EXPECT_THROW(
+      {
+        try {
+          DatasetStore::open(text);
+        } catch (const InvalidInput& e) {
+          EXPECT_THAT(e.what(), HasSubstr(text));
+          throw;
+        }
+      },
+      InvalidInput);
+
+  EXPECT_THROW(DatasetStore::open(file("missing.sqlite"), OpenMode::kReadOnly), InvalidInput);
+}
+
+TEST_F(DatasetTest, WritingToAReadOnlyDatasetIsInvalidInputNamingTheFile) {
+  const std::string path = file("ro.sqlite");
+  DatasetStore::open(path).add_device(cpu_device());
+  const std::string uri = "file:" + path + "?mode=ro";
+  DatasetStore store = DatasetStore::open(uri);
+  EXPECT_EQ(store.devices().size(), 1u) << "reading still works";
+  try {
+    store.add_device({0, "Another CPU", "", "cpu", ""});
+    FAIL() << "expected InvalidInput";
+  } catch (const InvalidInput& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path));
+    EXPECT_THAT(e.what(), HasSubstr("read-only"));
+  }
+  EXPECT_THROW(DatasetStore::open(path, OpenMode::kReadOnly).add_device(cpu_device()),
+               InvalidInput);
+}
+
+TEST_F(DatasetTest, DatasetLockedByAnotherConnectionIsInvalidInputNamingTheFile) {
+  const std::string path = file("locked.sqlite");
+  DatasetStore store = DatasetStore::open(path, OpenMode::kReadWrite, 50);
+  sqlite3* other = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &other), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(other, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  try {
+    store.add_device(cpu_device());
+    ADD_FAILURE() << "expected InvalidInput";
+  } catch (const InvalidInput& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path));
+    EXPECT_THAT(e.what(), HasSubstr("locked"));
+    EXPECT_THAT(e.what(), HasSubstr("another process holds it"));
+  }
+  sqlite3_exec(other, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(other);
+  EXPECT_GT(store.add_device(cpu_device()), 0) << "usable once the lock is gone";
+}
+
+TEST(Shard, ParsesIOverNAndRejectsTheRest) {
+  const Shard shard = Shard::parse("2/4", "--shard");
+  EXPECT_EQ(shard.index, 2);
+  EXPECT_EQ(shard.count, 4);
+  for (const char* bad : {"", "2", "0/4", "5/4", "1/0", "a/b", "1/2/3", "-1/2", "1/2x"}) {
+    EXPECT_THROW(Shard::parse(bad, "--shard"), InvalidInput) << bad;
+  }
+}
+
+TEST(Shard, EveryKeyBelongsToExactlyOneShard) {
+  std::vector<int> per_shard(3, 0);
+  for (int i = 0; i < 300; ++i) {
+    const MeasurementKey key{"Conv fp32 x[" + std::to_string(i) + "]",
+                             i % 2 ? "training" : "inference", 900 + i % 3, "fp32"};
+    int owners = 0;
+    for (std::int64_t s = 1; s <= 3; ++s) {
+      if (Shard{s, 3}.contains(key)) {
+        ++owners;
+        ++per_shard[static_cast<std::size_t>(s - 1)];
+      }
+    }
+    EXPECT_EQ(owners, 1);
+    EXPECT_TRUE((Shard{1, 1}.contains(key)));
+  }
+  // FNV-1a spreads 300 keys roughly evenly; a broken hash would put them all in one shard.
+  for (int n : per_shard) EXPECT_GT(n, 50);
+}
+
+}  // namespace
+}  // namespace nnergy::dataset
