@@ -24,5 +24,9 @@ void add_devices_command(CLI::App& app, CommandRun* selected, const std::string&
 /// `trailing` holds the words after `--` on the command line: the command to monitor.
 void add_monitor_command(CLI::App& app, CommandRun* selected, const std::string& command_line,
                          const std::vector<std::string>& trailing);
+#ifdef NNERGY_HAVE_TORCH
+void add_profile_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
+#endif
+void add_dataset_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 
 }  // namespace nnergy::cli

@@ -11,6 +11,12 @@
 
 namespace {
 
+#ifdef NNERGY_HAVE_TORCH
+constexpr const char* kCommands = "predict, zoo, devices, monitor, profile, dataset";
+#else
+constexpr const char* kCommands = "predict, zoo, devices, monitor, dataset";
+#endif
+
 int fail(nnergy::ExitCode code, const std::string& message) {
   std::cerr << "nnergy: error: " << message << "\n";
   return static_cast<int>(code);
@@ -42,6 +48,10 @@ int main(int argc, char** argv) {
   nnergy::cli::add_zoo_command(app, &run);
   nnergy::cli::add_devices_command(app, &run, command_line);
   nnergy::cli::add_monitor_command(app, &run, command_line, trailing);
+#ifdef NNERGY_HAVE_TORCH
+  nnergy::cli::add_profile_command(app, &run, command_line);
+#endif
+  nnergy::cli::add_dataset_command(app, &run, command_line);
 
   try {
     app.parse(static_cast<int>(own_args.size()), own_args.data());
@@ -54,9 +64,9 @@ int main(int argc, char** argv) {
   } catch (const CLI::RequiredError& e) {
     // CLI11 reports a missing subcommand before an unexpected word: name the word instead.
     if (!app.remaining().empty()) {
-      return fail(nnergy::ExitCode::kBadInput,
-                  "unknown command '" + app.remaining().front() +
-                      "'; accepted: predict, zoo, devices, monitor (run `nnergy --help`)");
+      return fail(nnergy::ExitCode::kBadInput, "unknown command '" + app.remaining().front() +
+                                                   "'; accepted: " + std::string(kCommands) +
+                                                   " (run `nnergy --help`)");
     }
     return fail(nnergy::ExitCode::kBadInput,
                 std::string(e.what()) + " (run `nnergy --help` or `nnergy <command> --help`)");

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -684,6 +685,262 @@ TEST(DevicesDetect, ReportsWhatIsPresentAndWhyTheRestIsNot) {
   for (const json& u : j["unavailable"]) unavailable.insert(u["source"].get<std::string>());
   // Whatever is absent is explained; on this CI machine that is both kinds.
   EXPECT_EQ(j["sources"].size() + unavailable.size() >= 2, true) << j.dump(2);
+}
+
+// --- profile and dataset ---------------------------------------------------------------------
+
+// `nnergy profile` exists only in builds with LibTorch.
+bool profile_available() {
+  static const bool available = run_nnergy({"profile", "--help"}).exit_code == 0;
+  return available;
+}
+
+// A fresh directory for one test's databases.
+fs::path fresh_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("nnergy_cli_test_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// AlexNet's three max-pooling layers in both modes: six short measurements.
+std::vector<std::string> tiny_profile(const fs::path& db) {
+  // One LibTorch thread: several test processes may share the cores, and spinning OpenMP
+  // threads on an oversubscribed machine slow every op down many times.
+  return {"profile",     "--models",  "alexnet", "--modes",   "inference,training",
+          "--whitelist", "MaxPool",   "--db",    db.string(), "--min-time-s",
+          "0.01",        "--repeats", "1",       "--threads", "1"};
+}
+
+std::size_t csv_data_rows(const std::string& csv) {
+  std::size_t rows = 0;
+  for (const std::string& line : split_lines(csv)) {
+    if (!line.empty() && line[0] != '#') ++rows;
+  }
+  return rows > 0 ? rows - 1 : 0;  // the header
+}
+
+#define REQUIRE_PROFILE()                                                    \
+  if (!profile_available()) {                                                \
+    GTEST_SKIP() << "nnergy was built without LibTorch: no profile command"; \
+  }
+
+TEST(ProfileDryRun, CountsAndEstimatesWithoutWriting) {
+  REQUIRE_PROFILE();
+  const fs::path db = fresh_dir("dry_run") / "never.sqlite";
+  std::vector<std::string> args = tiny_profile(db);
+  args.push_back("--dry-run");
+  const RunResult r = run_nnergy(args);
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("dry run"));
+  EXPECT_THAT(r.out, HasSubstr("total: 6 measurements to take, 0 already measured"));
+  // 6 × (1 repeat + 2) × 0.01 s.
+  EXPECT_THAT(r.out, HasSubstr("estimated duration: 0 s"));
+  EXPECT_FALSE(fs::exists(db));
+}
+
+TEST(Profile, MeasuresThenResumesWithoutDuplicates) {
+  REQUIRE_PROFILE();
+  const fs::path db = fresh_dir("resume") / "cpu.sqlite";
+  const RunResult first = run_nnergy(tiny_profile(db));
+  ASSERT_EQ(first.exit_code, 0) << first;
+  EXPECT_THAT(first.out, HasSubstr("measured: 6  skipped (already measured): 0  errors: 0"));
+  EXPECT_THAT(first.out, HasSubstr("profiling overhead:"));
+  EXPECT_THAT(first.out, HasSubstr("power and energy:"));
+  // Without a terminal, one progress line per op plus the final one.
+  EXPECT_THAT(first.err, HasSubstr("[0/6] inference MaxPool [1, 64, 55, 55]"));
+  EXPECT_THAT(first.err, HasSubstr("[6/6] done"));
+
+  const RunResult second = run_nnergy(tiny_profile(db));
+  ASSERT_EQ(second.exit_code, 0) << second;
+  EXPECT_THAT(second.out, HasSubstr("measured: 0  skipped (already measured): 6  errors: 0"));
+
+  std::vector<std::string> dry = tiny_profile(db);
+  dry.push_back("--dry-run");
+  const RunResult planned = run_nnergy(dry);
+  ASSERT_EQ(planned.exit_code, 0) << planned;
+  EXPECT_THAT(planned.out, HasSubstr("total: 0 measurements to take, 6 already measured"));
+
+  const RunResult exported = run_nnergy({"dataset", "export", "--db", db.string(), "--csv"});
+  ASSERT_EQ(exported.exit_code, 0) << exported;
+  EXPECT_EQ(csv_data_rows(exported.out), 6u) << exported;
+  EXPECT_THAT(exported.out, HasSubstr("# row_count: 6"));
+}
+
+TEST(Profile, ShardsSplitTheCampaign) {
+  REQUIRE_PROFILE();
+  const fs::path dir = fresh_dir("shards");
+  std::size_t total = 0;
+  std::vector<std::string> merge = {"dataset", "merge", (dir / "all.sqlite").string()};
+  for (const std::string shard : {"1/2", "2/2"}) {
+    const fs::path db = dir / ("shard" + shard.substr(0, 1) + ".sqlite");
+    std::vector<std::string> args = tiny_profile(db);
+    args.insert(args.end(), {"--shard", shard});
+    const RunResult r = run_nnergy(args);
+    ASSERT_EQ(r.exit_code, 0) << r;
+    const RunResult e = run_nnergy({"dataset", "export", "--db", db.string(), "--csv"});
+    ASSERT_EQ(e.exit_code, 0) << e;
+    total += csv_data_rows(e.out);
+    merge.push_back(db.string());
+  }
+  EXPECT_EQ(total, 6u);
+  const RunResult merged = run_nnergy(merge);
+  ASSERT_EQ(merged.exit_code, 0) << merged;
+  EXPECT_THAT(merged.out, HasSubstr("merged 2 file(s)"));
+  EXPECT_THAT(merged.out, HasSubstr("op measurements: 6 added, 0 replaced, 0 kept"));
+  const fs::path csv = dir / "all.csv";
+  const RunResult e = run_nnergy(
+      {"dataset", "export", "--db", (dir / "all.sqlite").string(), "--csv", "-o", csv.string()});
+  ASSERT_EQ(e.exit_code, 0) << e;
+  EXPECT_THAT(e.out, HasSubstr("wrote 6 measurement rows"));
+  std::ifstream in(csv);
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(csv_data_rows(text.str()), 6u);
+}
+
+TEST(Profile, SigintDiscardsTheMeasurementInFlightAndTheRerunCompletes) {
+  REQUIRE_PROFILE();
+  const fs::path dir = fresh_dir("sigint");
+  const fs::path db = dir / "cpu.sqlite";
+  // Longer measurements than the tiny campaign so that the signal lands mid-campaign.
+  std::vector<std::string> args = tiny_profile(db);
+  args[args.size() - 5] = "0.05";
+  std::vector<std::string> argv_strings{NNERGY_BINARY};
+  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
+  std::vector<std::string> env_strings = child_environment({});
+  std::vector<char*> argv = c_strings(argv_strings);
+  std::vector<char*> envp = c_strings(env_strings);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  const std::string out_path = (dir / "out.txt").string();
+  const std::string err_path = (dir / "err.txt").string();
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
+                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, NNERGY_BINARY, &actions, nullptr, argv.data(), envp.data()), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  // Wait for the second progress line: the campaign is under way and has written a row.
+  std::string err;
+  for (int i = 0; i < 200 && std::count(err.begin(), err.end(), '\n') < 2; ++i) {
+    usleep(20000);
+    std::ifstream f(dir / "err.txt");
+    std::stringstream text;
+    text << f.rdbuf();
+    err = text.str();
+  }
+  kill(pid, SIGINT);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  std::ifstream out_file(dir / "out.txt");
+  std::stringstream out;
+  out << out_file.rdbuf();
+  EXPECT_THAT(out.str(), HasSubstr("interrupted"));
+
+  const RunResult partial = run_nnergy({"dataset", "export", "--db", db.string(), "--csv"});
+  ASSERT_EQ(partial.exit_code, 0) << partial;
+  const std::size_t before = csv_data_rows(partial.out);
+  const RunResult rerun = run_nnergy(args);
+  ASSERT_EQ(rerun.exit_code, 0) << rerun;
+  EXPECT_THAT(rerun.out, HasSubstr("skipped (already measured): " + std::to_string(before)));
+  const RunResult full = run_nnergy({"dataset", "export", "--db", db.string(), "--csv"});
+  ASSERT_EQ(full.exit_code, 0) << full;
+  EXPECT_GT(csv_data_rows(full.out), before);
+  EXPECT_THAT(rerun.out,
+              HasSubstr("measured: " + std::to_string(csv_data_rows(full.out) - before)));
+}
+
+TEST(DatasetValidate, ComparesTheMeasuredNetworkWithTheSumOfItsOps) {
+  REQUIRE_PROFILE();
+  const fs::path db = fresh_dir("validate") / "cpu.sqlite";
+  const RunResult profiled = run_nnergy(
+      {"profile", "--networks", "squeezenet1_1", "--modes", "inference", "--whitelist", "MaxPool",
+       "--db", db.string(), "--min-time-s", "0.01", "--repeats", "1", "--threads", "1"});
+  ASSERT_EQ(profiled.exit_code, 0) << profiled;
+  // SqueezeNet 1.1's three max-pooling layers have three input shapes, plus the network.
+  EXPECT_THAT(profiled.out, HasSubstr("measured: 4  skipped (already measured): 0  errors: 0"));
+
+  const RunResult text = run_nnergy({"dataset", "validate", "--db", db.string()});
+  ASSERT_EQ(text.exit_code, 0) << text;
+  EXPECT_THAT(text.out, HasSubstr("sum of ops ms"));
+  EXPECT_THAT(text.out, HasSubstr("squeezenet1_1"));
+
+  const json j = json::parse(run_nnergy({"dataset", "validate", "--db", db.string(), "--json"}).out,
+                             nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  ASSERT_EQ(j["networks"].size(), 1u) << j.dump(2);
+  const json& row = j["networks"][0];
+  EXPECT_EQ(row["mode"], "inference");
+  EXPECT_EQ(row["unique_ops_measured"], 3);
+  const double measured = row["measured_time_s"].get<double>();
+  const double summed = row["summed_op_time_s"].get<double>();
+  // Only the pooling layers are summed: a positive part of the network's time.
+  EXPECT_GT(summed, 0);
+  EXPECT_LT(summed, measured);
+  EXPECT_NEAR(row["time_relative_difference"].get<double>(), (summed - measured) / measured, 1e-12);
+  EXPECT_TRUE(row["measured_energy_j"].is_null() || row["measured_energy_j"].get<double>() > 0);
+}
+
+TEST(ProfileBadInput, ExitsTwo) {
+  REQUIRE_PROFILE();
+  const fs::path dir = fresh_dir("profile_bad");
+  const std::string db = (dir / "x.sqlite").string();
+  expect_bad_input(run_nnergy({"profile", "--models", "resnet5000", "--db", db}),
+                   {"resnet5000", "resnet18"});
+  expect_bad_input(run_nnergy({"profile", "--models", "alexnet", "--device", "cuda:0", "--db", db}),
+                   {"cuda:0", "CUDA runners are not built"});
+  expect_bad_input(
+      run_nnergy({"profile", "--models", "alexnet", "--clocks-mhz", "900", "--db", db}),
+      {"--clocks-mhz 900", "cpu"});
+  expect_bad_input(
+      run_nnergy({"profile", "--models", "alexnet", "--modes", "sleeping", "--db", db}),
+      {"--modes", "sleeping"});
+  expect_bad_input(run_nnergy({"profile", "--models", "alexnet", "--shard", "3/2", "--db", db}),
+                   {"--shard", "3/2"});
+  expect_bad_input(run_nnergy({"profile", "--models", "alexnet", "--repeats", "0", "--db", db}),
+                   {"--repeats 0"});
+  expect_bad_input(run_nnergy({"profile", "--models", "alexnet"}), {"--db"});
+  EXPECT_FALSE(fs::exists(db));
+}
+
+TEST(DatasetBadInput, MissingOtherSchemaAndNotADataset) {
+  const fs::path dir = fresh_dir("dataset_bad");
+  const std::string missing = (dir / "missing.sqlite").string();
+  expect_bad_input(run_nnergy({"dataset", "export", "--db", missing, "--csv"}), {missing});
+  expect_bad_input(run_nnergy({"dataset", "merge", (dir / "out.sqlite").string(), missing}),
+                   {missing});
+  const fs::path text = dir / "notes.sqlite";
+  std::ofstream(text) << "not a database\n";
+  expect_bad_input(run_nnergy({"dataset", "export", "--db", text.string(), "--csv"}),
+                   {text.string()});
+
+  expect_bad_input(run_nnergy({"dataset", "merge", (dir / "out.sqlite").string(), text.string()}),
+                   {text.string()});
+
+  // A dataset of a later schema version: PRAGMA user_version sits at byte 60 of the header.
+  if (!profile_available()) return;
+  const fs::path db = dir / "v99.sqlite";
+  ASSERT_EQ(run_nnergy({"profile", "--models", "alexnet", "--whitelist", "MaxPool", "--db",
+                        db.string(), "--min-time-s", "0.001", "--repeats", "1"})
+                .exit_code,
+            0);
+  {
+    std::fstream f(db, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(60);
+    const char version[4] = {0, 0, 0, 99};
+    f.write(version, 4);
+  }
+  expect_bad_input(run_nnergy({"dataset", "export", "--db", db.string(), "--csv"}),
+                   {db.string(), "99"});
+  expect_bad_input(run_nnergy({"dataset", "merge", (dir / "out.sqlite").string(), db.string()}),
+                   {db.string(), "99"});
+  expect_bad_input(run_nnergy({"profile", "--models", "alexnet", "--db", db.string()}),
+                   {db.string(), "99"});
 }
 
 }  // namespace

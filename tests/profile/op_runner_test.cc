@@ -329,8 +329,9 @@ TEST(Proportionality, RealOpIsProportional) {
   const Network net = single_node("Conv", {{{1, 8, 16, 16}}, {{8, 8, 3, 3}, kParam}},
                                   {1, 8, 16, 16}, {{"pads", Ints{1, 1, 1, 1}}});
   auto runner = build(net);
-  // Calibrate the counts so that the shortest loop lasts >= 5 ms whatever the machine's speed.
-  const OpTiming t = time_op(*runner, Mode::kInference, kMinTime / 2);
+  // Calibrate the counts so that the shortest loop lasts >= 20 ms whatever the machine's speed:
+  // long enough that a scheduler time slice lost to another process is a small part of it.
+  const OpTiming t = time_op(*runner, Mode::kInference, 2 * kMinTime);
   const std::int64_t unit = std::max<std::int64_t>(1, t.iterations);
   const std::vector<std::int64_t> counts = {unit,     2 * unit, 3 * unit, 4 * unit,
                                             5 * unit, 6 * unit, 7 * unit};

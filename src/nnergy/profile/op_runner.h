@@ -55,6 +55,16 @@ class OpRunner {
   static std::unique_ptr<OpRunner> build(const graph::Network& network, const graph::Node& node,
                                          const RunnerOptions& options);
 
+  /// Builds the whole `network` as one runner that executes its nodes in dataflow (topological)
+  /// order with one set of random parameters and one random input per data input: seed 000
+  /// §6.1's measured network, to compare with the sum of its measured operations. Besides the op
+  /// types of supported_ops() it runs the layout and glue nodes of the zoo's CNNs (network_ops());
+  /// nodes that only compute shapes are skipped. A training iteration runs the forward pass and
+  /// the backward pass from a fixed random gradient of the (first) output. Throws InvalidInput
+  /// naming the network and listing every node type it cannot run, with counts.
+  static std::unique_ptr<OpRunner> build_network(const graph::Network& network,
+                                                 const RunnerOptions& options);
+
   OpRunner(const OpRunner&) = delete;
   OpRunner& operator=(const OpRunner&) = delete;
   ~OpRunner();
@@ -89,6 +99,10 @@ class OpRunner {
 
 /// ONNX operator types OpRunner::build accepts, sorted.
 std::vector<std::string> supported_ops();
+
+/// ONNX operator types OpRunner::build_network runs: supported_ops() plus Clip, Concat, Dropout
+/// (identity, as in eval mode), Flatten, Identity and Reshape, sorted.
+std::vector<std::string> network_ops();
 
 /// True when OpRunner::build accepts `op_type`.
 bool is_supported_op(std::string_view op_type);

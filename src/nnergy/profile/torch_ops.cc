@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -508,6 +509,173 @@ std::unique_ptr<OpRunner> OpRunner::build(const graph::Network& network, const g
                         to_string(out.shape) + " " + std::string(graph::to_string(options.dtype)) +
                         ", " + std::to_string(instances) +
                         (instances == 1 ? " instance" : " instances");
+  } catch (const c10::Error& e) {
+    impl->fail(e);
+  }
+  return std::unique_ptr<OpRunner>(new OpRunner(std::move(impl)));
+}
+
+namespace {
+
+const std::vector<std::string>& glue_ops() {
+  static const std::vector<std::string> ops = {"Clip",    "Concat",   "Dropout",
+                                               "Flatten", "Identity", "Reshape"};
+  return ops;
+}
+
+// Layout and glue nodes a network needs between its compute ops. The IR keeps static shapes
+// but not constant values, so Reshape and Flatten take their output shape from the IR, and Clip
+// with bound inputs is ReLU6 (0, 6), the only Clip the zoo's CNNs use; bounds do not change its
+// time.
+Forward glue_forward(const Network& net, const Node& node) {
+  const std::string& op = node.op_type;
+  if (op == "Dropout" || op == "Identity") {
+    return [](const std::vector<torch::Tensor>& in, bool) { return in[0]; };
+  }
+  if (op == "Flatten" || op == "Reshape") {
+    const Shape out = net.tensor(node.outputs.at(0)).shape;
+    return [out](const std::vector<torch::Tensor>& in, bool) { return in[0].reshape(out); };
+  }
+  if (op == "Clip") {
+    const double low = attribute_float(node, "min", 0.0);
+    const double high = attribute_float(node, "max", 6.0);
+    return [low, high](const std::vector<torch::Tensor>& in, bool) {
+      return torch::clamp(in[0], low, high);
+    };
+  }
+  if (op == "Concat") {
+    const std::int64_t axis = node.int_attribute("axis", 0);
+    return [axis](const std::vector<torch::Tensor>& in, bool) { return torch::cat(in, axis); };
+  }
+  reject(node, "op type not supported in a network");
+}
+
+bool skipped_in_network(const Network& net, const Node& node) {
+  for (std::size_t out : node.outputs) {
+    const TensorInfo& t = net.tensor(out);
+    if (!t.shape_valued && t.role != TensorRole::kConstant) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<std::string> network_ops() {
+  std::vector<std::string> v = supported_list();
+  v.insert(v.end(), glue_ops().begin(), glue_ops().end());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+std::unique_ptr<OpRunner> OpRunner::build_network(const graph::Network& network,
+                                                  const RunnerOptions& options) {
+  const torch::ScalarType dtype = scalar_type(options.dtype);
+  std::map<std::string, int> unsupported;
+  std::vector<std::size_t> steps;
+  for (std::size_t n = 0; n < network.nodes().size(); ++n) {
+    const Node& node = network.nodes()[n];
+    if (skipped_in_network(network, node)) continue;
+    const std::string& op = node.op_type;
+    if (!is_supported_op(op) &&
+        std::find(glue_ops().begin(), glue_ops().end(), op) == glue_ops().end()) {
+      ++unsupported[op];
+      continue;
+    }
+    steps.push_back(n);
+  }
+  if (!unsupported.empty()) {
+    std::string list;
+    for (const auto& [op, count] : unsupported) {
+      list += (list.empty() ? "" : ", ") + op + " (" + std::to_string(count) + ")";
+    }
+    throw InvalidInput("cannot run network '" + network.name + "': node types not supported: " +
+                       list + "; supported: " + join_accepted(network_ops()));
+  }
+  if (steps.empty()) throw InvalidInput("network '" + network.name + "' has no node to run");
+
+  std::vector<Forward> forwards;
+  for (std::size_t n : steps) {
+    const Node& node = network.nodes()[n];
+    forwards.push_back(is_supported_op(node.op_type) ? forward_for(network, node)
+                                                     : glue_forward(network, node));
+  }
+  // The output: the first non-shape tensor a step produces that no step consumes.
+  std::vector<bool> consumed(network.tensors().size(), false);
+  for (std::size_t n : steps) {
+    for (std::size_t in : network.nodes()[n].inputs) consumed[in] = true;
+  }
+  std::size_t output = network.nodes()[steps.back()].outputs.at(0);
+  for (std::size_t n : steps) {
+    const std::size_t out = network.nodes()[n].outputs.at(0);
+    if (!consumed[out]) {
+      output = out;
+      break;
+    }
+  }
+
+  auto impl = std::make_unique<Impl>();
+  impl->node_name = network.name;
+  impl->op_type = "network";
+  try {
+    torch::manual_seed(options.seed);
+    // Slot i holds tensor i: parameters and inputs filled here, activations by the forward pass.
+    std::vector<torch::Tensor> initial(network.tensors().size());
+    std::vector<std::size_t> data_inputs;
+    for (std::size_t t = 0; t < network.tensors().size(); ++t) {
+      const TensorInfo& info = network.tensor(t);
+      if (info.shape_valued || !graph::is_floating(info.dtype)) continue;
+      if (info.role == TensorRole::kParameter) {
+        initial[t] = torch::randn(info.shape).to(dtype).set_requires_grad(true);
+        impl->backward = true;
+      } else if (info.role == TensorRole::kBuffer) {
+        initial[t] = (torch::rand(info.shape) + 0.5).to(dtype);
+      } else if (info.role == TensorRole::kDataInput) {
+        initial[t] = torch::randn(info.shape).to(dtype);
+        data_inputs.push_back(t);
+      }
+    }
+    std::vector<std::vector<std::size_t>> step_inputs;
+    for (std::size_t n : steps) {
+      std::vector<std::size_t> ins;
+      for (std::size_t in : network.nodes()[n].inputs) {
+        // Shape-valued inputs (Reshape targets) and constant bounds are folded into the IR.
+        if (network.tensor(in).shape_valued || !initial[in].defined()) {
+          const TensorInfo& info = network.tensor(in);
+          if (info.shape_valued || info.role == TensorRole::kConstant ||
+              !graph::is_floating(info.dtype)) {
+            continue;
+          }
+        }
+        ins.push_back(in);
+      }
+      step_inputs.push_back(std::move(ins));
+    }
+    std::vector<std::size_t> step_outputs;
+    for (std::size_t n : steps) step_outputs.push_back(network.nodes()[n].outputs.at(0));
+    impl->forward = [initial, forwards, step_inputs, step_outputs, output](
+                        const std::vector<torch::Tensor>&, bool training) {
+      std::vector<torch::Tensor> values = initial;
+      std::vector<torch::Tensor> args;
+      for (std::size_t s = 0; s < forwards.size(); ++s) {
+        args.clear();
+        for (std::size_t in : step_inputs[s]) args.push_back(values[in]);
+        values[step_outputs[s]] = forwards[s](args, training);
+      }
+      return values[output];
+    };
+    impl->args.emplace_back();
+    impl->grad_output = torch::randn(network.tensor(output).shape).to(dtype);
+    std::int64_t parameters = 0;
+    for (std::size_t t = 0; t < network.tensors().size(); ++t) {
+      if (network.tensor(t).role == TensorRole::kParameter)
+        parameters += network.tensor(t).elements();
+    }
+    std::string inputs;
+    for (std::size_t t : data_inputs) inputs += " " + to_string(network.tensor(t).shape);
+    impl->description =
+        "network " + network.name + inputs + " -> " + to_string(network.tensor(output).shape) +
+        " " + std::string(graph::to_string(options.dtype)) + ", " + std::to_string(steps.size()) +
+        " nodes, " + std::to_string(parameters) + " parameters";
   } catch (const c10::Error& e) {
     impl->fail(e);
   }

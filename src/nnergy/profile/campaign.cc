@@ -1,0 +1,356 @@
+#include "nnergy/profile/campaign.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+
+#include "nnergy/core/error.h"
+#include "nnergy/graph/onnx_importer.h"
+#include "nnergy/graph/op_signature.h"
+#include "nnergy/graph/zoo.h"
+#include "nnergy/measure/measurement_window.h"
+#include "nnergy/measure/power_source.h"
+#include "nnergy/measure/sampler.h"
+#include "nnergy/profile/op_timer.h"
+
+namespace nnergy::profile {
+
+namespace {
+
+std::string trim(const std::string& text) {
+  const auto first = text.find_first_not_of(" \t");
+  if (first == std::string::npos) return "";
+  const auto last = text.find_last_not_of(" \t");
+  return text.substr(first, last - first + 1);
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = text.find(',', start);
+    const std::size_t end = comma == std::string::npos ? text.size() : comma;
+    items.push_back(trim(text.substr(start, end - start)));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return items;
+}
+
+std::string input_shapes(const graph::Network& network, const graph::Node& node) {
+  std::string text;
+  for (std::size_t t : node.inputs) {
+    const graph::TensorInfo& tensor = network.tensor(t);
+    if (tensor.shape_valued || tensor.role == graph::TensorRole::kConstant) continue;
+    if (!text.empty()) text += " ";
+    text += graph::to_string(tensor.shape);
+  }
+  return text;
+}
+
+double steady_now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Power of one window summed over the sources (RAPL reports one zone per package), as the
+// window's mean power; the window spans warm-up and calibration too, which run the same op.
+struct WindowPower {
+  std::optional<double> power_w;
+  std::optional<double> power_std_w;
+  std::int64_t kept = 0;
+  std::int64_t dropped = 0;
+};
+
+WindowPower window_power(const measure::Measurement& m) {
+  WindowPower p;
+  double sum = 0, variance = 0;
+  bool any = false;
+  for (const measure::SourceMeasurement& s : m.sources) {
+    p.kept += static_cast<std::int64_t>(s.samples_used);
+    p.dropped += static_cast<std::int64_t>(s.samples_total - s.samples_used);
+    if (s.source_failed || !s.power_mean_w) continue;
+    any = true;
+    sum += *s.power_mean_w;
+    variance += s.power_sigma_w ? *s.power_sigma_w * *s.power_sigma_w : 0.0;
+  }
+  if (any) {
+    p.power_w = sum;
+    p.power_std_w = std::sqrt(variance);
+  }
+  return p;
+}
+
+bool network_measured(const dataset::DatasetStore& store, std::int64_t device_id,
+                      const graph::Network& net, const dataset::MeasurementKey& key) {
+  const std::string inputs = dataset::network_inputs_json(net);
+  for (const dataset::NetworkMeasurementRecord& m : store.network_measurements()) {
+    if (m.device_id == device_id && m.network_name == net.name && m.network_inputs_json == inputs &&
+        m.mode == key.mode && m.clock_mhz == key.clock_mhz && m.dtype == key.dtype &&
+        m.values.status == dataset::MeasurementStatus::kOk) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+graph::DataType parse_campaign_dtype(const std::string& text, const std::string& flag) {
+  if (text == "fp32") return graph::DataType::kFloat32;
+  if (text == "bf16") return graph::DataType::kBFloat16;
+  throw InvalidInput(
+      fmt::format("{} '{}': expected fp32 or bf16 (the CPU runners' types)", flag, text));
+}
+
+std::vector<Mode> parse_modes(const std::string& text, const std::string& flag) {
+  std::vector<Mode> modes;
+  for (const std::string& word : split_list(text)) {
+    Mode mode;
+    if (word == "inference") {
+      mode = Mode::kInference;
+    } else if (word == "training") {
+      mode = Mode::kTraining;
+    } else {
+      throw InvalidInput(
+          fmt::format("{} '{}': expected a comma-separated list of inference, training; found "
+                      "'{}'",
+                      flag, text, word));
+    }
+    if (std::find(modes.begin(), modes.end(), mode) == modes.end()) modes.push_back(mode);
+  }
+  return modes;
+}
+
+void check_options(const CampaignOptions& options) {
+  if (options.models.empty()) throw InvalidInput("--models: expected at least one model");
+  for (const std::string& m : options.models) {
+    if (m.empty()) throw InvalidInput("--models: empty model name in the list");
+  }
+  if (options.modes.empty()) throw InvalidInput("--modes: expected at least one mode");
+  if (options.batch < 1) {
+    throw InvalidInput(fmt::format("--batch {}: expected a positive integer", options.batch));
+  }
+  if (!(options.min_time_s > 0)) {
+    throw InvalidInput(
+        fmt::format("--min-time-s {}: expected a duration > 0 s", options.min_time_s));
+  }
+  if (options.repeats < 1) {
+    throw InvalidInput(fmt::format("--repeats {}: expected an integer >= 1", options.repeats));
+  }
+}
+
+std::vector<graph::Network> import_networks(const CampaignOptions& options) {
+  check_options(options);
+  graph::DimBindings bindings;
+  bindings.batch = options.batch;
+  std::vector<graph::Network> networks;
+  for (const std::string& model : options.models) {
+    graph::Network net =
+        graph::import_onnx(graph::resolve_model(model, options.data_dir), bindings);
+    if (net.name.empty()) net.name = model;
+    networks.push_back(std::move(net));
+  }
+  return networks;
+}
+
+CampaignPlan plan_campaign(const CampaignOptions& options, const dataset::DatasetStore* store,
+                           std::int64_t device_id) {
+  return plan_campaign(options, import_networks(options), store, device_id);
+}
+
+CampaignPlan plan_campaign(const CampaignOptions& options, std::vector<graph::Network> networks,
+                           const dataset::DatasetStore* store, std::int64_t device_id) {
+  check_options(options);
+  CampaignPlan plan;
+  plan.networks = std::move(networks);
+  const std::string dtype(graph::to_string(options.dtype));
+  std::set<dataset::MeasurementKey> seen;
+  std::vector<PlannedMeasurement> network_todo;
+  for (std::size_t n = 0; n < plan.networks.size(); ++n) {
+    const graph::Network& net = plan.networks[n];
+    const auto ops = graph::unique_operations(net, options.whitelist);
+    for (Mode mode : options.modes) {
+      PlanCount count{net.name, mode, 0, 0};
+      for (const graph::UniqueOperation& op : ops) {
+        if (!op.whitelisted) continue;
+        dataset::MeasurementKey key{op.signature, std::string(to_string(mode)), 0, dtype};
+        const bool measured = store != nullptr && store->is_measured(device_id, key);
+        if (measured) ++count.already_measured;
+        if (!seen.insert(key).second) continue;
+        if (measured) {
+          ++plan.skipped;
+          continue;
+        }
+        if (!options.shard.contains(key)) {
+          ++plan.other_shards;
+          continue;
+        }
+        const graph::Node& node = net.nodes()[op.nodes.front()];
+        plan.todo.push_back(
+            {n, op.nodes.front(), op.op_type, input_shapes(net, node), mode, std::move(key)});
+        ++count.to_measure;
+      }
+      if (options.measure_networks) {
+        dataset::MeasurementKey key{"", std::string(to_string(mode)), 0, dtype};
+        if (store != nullptr && network_measured(*store, device_id, net, key)) {
+          ++plan.skipped;
+        } else {
+          count.network_to_measure = 1;
+          network_todo.push_back({n, 0, "network", net.name, mode, std::move(key), true});
+        }
+      }
+      plan.counts.push_back(count);
+    }
+  }
+  // Networks last: their ops are then in the file even when a network cannot be run.
+  plan.todo.insert(plan.todo.end(), network_todo.begin(), network_todo.end());
+  return plan;
+}
+
+double estimated_duration_s(const CampaignPlan& plan, const CampaignOptions& options) {
+  return static_cast<double>(plan.todo.size()) * (options.repeats + 2) * options.min_time_s;
+}
+
+CampaignSummary run_campaign(const CampaignPlan& plan, const CampaignOptions& options,
+                             dataset::DatasetStore& store, std::int64_t session_id,
+                             const std::atomic<bool>& stop,
+                             const std::function<void(const CampaignProgress&)>& progress) {
+  const double start_s = steady_now_s();
+  CampaignSummary summary;
+  summary.skipped = plan.skipped;
+
+  // The CPU's own energy counter; a GPU's power says nothing about CPU runners.
+  measure::Detection detection = measure::SourceRegistry::standard().open("rapl");
+  for (const auto& u : detection.unavailable) {
+    summary.power_absent.push_back(u.source + ": " + u.reason);
+  }
+  for (const auto& s : detection.sources) summary.power_sources.push_back(s->info().name);
+  std::unique_ptr<measure::Sampler> sampler;
+  std::unique_ptr<measure::Meter> meter;
+  if (!detection.sources.empty()) {
+    sampler =
+        std::make_unique<measure::Sampler>(std::move(detection.sources), measure::SamplerOptions{});
+    sampler->start();
+    meter = std::make_unique<measure::Meter>(*sampler);
+  }
+
+  RunnerOptions runner_options;
+  runner_options.dtype = options.dtype;
+  TimingOptions timing_options;
+  timing_options.min_time_s = options.min_time_s;
+  timing_options.repeats = options.repeats;
+
+  const auto total = static_cast<std::int64_t>(plan.todo.size());
+  std::int64_t done = 0;
+  auto report = [&](const PlannedMeasurement* current) {
+    if (!progress) return;
+    CampaignProgress p;
+    p.done = done;
+    p.total = total;
+    p.current = current;
+    p.elapsed_s = steady_now_s() - start_s;
+    p.eta_s = done > 0 ? p.elapsed_s / static_cast<double>(done) * static_cast<double>(total - done)
+                       : 0.0;
+    progress(p);
+  };
+
+  for (const PlannedMeasurement& planned : plan.todo) {
+    if (stop.load()) {
+      summary.interrupted = true;
+      break;
+    }
+    report(&planned);
+    const graph::Network& net = plan.networks[planned.network];
+    const graph::Node& node = net.nodes()[planned.node];
+    dataset::MeasurementRecord record;
+    record.session_id = session_id;
+    record.key = planned.key;
+    double window_s = 0;
+    try {
+      std::unique_ptr<OpRunner> runner = planned.whole_network
+                                             ? OpRunner::build_network(net, runner_options)
+                                             : OpRunner::build(net, node, runner_options);
+      const std::optional<std::size_t> handle =
+          meter ? std::optional<std::size_t>(meter->begin()) : std::nullopt;
+      const OpTiming timing = time_op(*runner, planned.mode, timing_options);
+      record.values.iterations = timing.iterations;
+      record.values.repeats = static_cast<std::int64_t>(timing.measurements_s.size());
+      record.values.time_s = timing.mean_s;
+      record.values.time_std_s = timing.stddev_s;
+      for (double s : timing.measurements_s) window_s += s;
+      if (handle) {
+        const WindowPower p = window_power(meter->end(*handle));
+        record.values.samples_kept = p.kept;
+        record.values.samples_dropped = p.dropped;
+        if (p.power_w) {
+          record.values.power_w = p.power_w;
+          record.values.power_std_w = p.power_std_w;
+          // Seed 000 Eqs. 4.4–4.5 per iteration: mean power times time per iteration.
+          record.values.energy_j = *p.power_w * timing.mean_s;
+          record.values.energy_std_j = p.power_std_w.value_or(0.0) * timing.mean_s;
+        }
+      }
+      if (!planned.whole_network && !runner->has_backward() && planned.mode == Mode::kTraining) {
+        record.values.message = "no input needs a gradient: training is the forward pass only";
+      }
+    } catch (const std::exception& e) {
+      record.values = dataset::MeasuredValues{};
+      record.values.status = dataset::MeasurementStatus::kError;
+      record.values.message = e.what();
+      window_s = 0;
+    }
+    // A stop that arrived during the measurement may have cut it short or slowed it: discard.
+    if (stop.load()) {
+      summary.interrupted = true;
+      break;
+    }
+    if (planned.whole_network) {
+      dataset::NetworkMeasurementRecord n;
+      n.session_id = session_id;
+      n.network_name = net.name;
+      n.network_inputs_json = dataset::network_inputs_json(net);
+      n.mode = planned.key.mode;
+      n.clock_mhz = planned.key.clock_mhz;
+      n.dtype = planned.key.dtype;
+      n.values = record.values;
+      store.record_network_measurement(n);
+    } else {
+      store.record_measurement(record);
+    }
+    if (record.values.status == dataset::MeasurementStatus::kOk) {
+      ++summary.measured;
+      summary.measured_s += window_s;
+    } else {
+      ++summary.errors;
+    }
+    ++done;
+  }
+  if (sampler) sampler->stop();
+  report(nullptr);
+  summary.wall_s = steady_now_s() - start_s;
+  return summary;
+}
+
+dataset::DeviceRecord cpu_device() {
+  dataset::DeviceRecord device;
+  device.name = "cpu";
+  device.kind = "cpu";
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon != std::string::npos) device.name = trim(line.substr(colon + 1));
+    break;
+  }
+  return device;
+}
+
+}  // namespace nnergy::profile

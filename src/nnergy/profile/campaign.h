@@ -1,0 +1,139 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "nnergy/dataset/dataset_store.h"
+#include "nnergy/dataset/measurement_key.h"
+#include "nnergy/graph/data_type.h"
+#include "nnergy/graph/network.h"
+#include "nnergy/graph/whitelist.h"
+#include "nnergy/profile/op_runner.h"
+
+/// A profiling campaign (seed 000 chapter 4): the unique whitelisted operations of a set of
+/// networks, measured once per (op, mode) key into a DatasetStore, resumable by key and
+/// splittable into shards. No LibTorch here: it drives OpRunner and time_op through their headers.
+namespace nnergy::profile {
+
+/// What a campaign measures and how.
+struct CampaignOptions {
+  std::vector<std::string> models;  ///< zoo names or .onnx paths
+  std::vector<Mode> modes = {Mode::kInference};
+  std::int64_t batch = 1;  ///< bound to each model's batch dimension; >= 1
+  graph::DataType dtype = graph::DataType::kFloat32;
+  double min_time_s = 0.2;  ///< minimum duration of one measurement, s; > 0
+  int repeats = 3;          ///< measurements per op; >= 1
+  dataset::Shard shard;
+  graph::Whitelist whitelist = graph::Whitelist::standard();
+  std::filesystem::path data_dir;  ///< where the zoo lives (core::data_directory())
+  /// Also measure each whole network (OpRunner::build_network), after its operations, for the
+  /// validation of seed 000 §6.1.
+  bool measure_networks = false;
+};
+
+/// One (op, mode) measurement a campaign will take.
+struct PlannedMeasurement {
+  std::size_t network = 0;  ///< index into CampaignPlan::networks of the first network with the op
+  std::size_t node = 0;     ///< index into that network's nodes of the op's first occurrence
+  std::string op_type;
+  std::string shapes;  ///< input shapes, e.g. "[1, 64, 56, 56] [64, 64, 3, 3]"
+  Mode mode = Mode::kInference;
+  /// The op's key; for a whole network, the signature is empty and the mode, clock and dtype
+  /// are those of the network measurement.
+  dataset::MeasurementKey key;
+  bool whole_network = false;  ///< measures network `network` instead of one op
+};
+
+/// Count of planned measurements of one network in one mode.
+struct PlanCount {
+  std::string network;
+  Mode mode = Mode::kInference;
+  std::int64_t to_measure = 0;        ///< keys first met in this network, still to measure
+  std::int64_t already_measured = 0;  ///< keys of this network with an ok row (skipped)
+  /// The whole network in this mode: 1 to measure, 0 when measured or not asked for.
+  std::int64_t network_to_measure = 0;
+};
+
+/// The work of a campaign, after resume and shard filtering.
+struct CampaignPlan {
+  std::vector<graph::Network> networks;
+  std::vector<PlannedMeasurement> todo;  ///< network order, then op order, then mode order
+  std::vector<PlanCount> counts;         ///< per network, then per mode
+  std::int64_t skipped = 0;              ///< unique keys already measured
+  std::int64_t other_shards = 0;         ///< unique keys left to the other shards
+};
+
+/// Parses "fp32" or "bf16" (the dtypes the CPU runners accept); throws InvalidInput naming
+/// `flag` otherwise.
+graph::DataType parse_campaign_dtype(const std::string& text, const std::string& flag);
+
+/// Parses a comma-separated list of "inference" and "training"; throws InvalidInput naming
+/// `flag` for an empty list or another word.
+std::vector<Mode> parse_modes(const std::string& text, const std::string& flag);
+
+/// Throws InvalidInput naming the flag for invalid options (no model, batch < 1, min time <= 0,
+/// repeats < 1).
+void check_options(const CampaignOptions& options);
+
+/// Imports the models (throws InvalidInput for an unknown zoo name or a bad file) and lists the
+/// unique whitelisted ops of each in each mode. With `store` (may be null, e.g. for a dry run of
+/// a missing file), keys already measured on `device_id` are skipped.
+CampaignPlan plan_campaign(const CampaignOptions& options, const dataset::DatasetStore* store,
+                           std::int64_t device_id);
+
+/// Imports the models of `options` (zoo names or paths) with its batch; throws InvalidInput for
+/// an unknown zoo name or a bad file.
+std::vector<graph::Network> import_networks(const CampaignOptions& options);
+
+/// As above, over networks already imported with import_networks.
+CampaignPlan plan_campaign(const CampaignOptions& options, std::vector<graph::Network> networks,
+                           const dataset::DatasetStore* store, std::int64_t device_id);
+
+/// Estimated duration of the plan, s: measurements × (repeats + 2) × min_time_s, since
+/// calibration and warm-up take about two more windows.
+double estimated_duration_s(const CampaignPlan& plan, const CampaignOptions& options);
+
+/// Where a campaign stands, for progress display.
+struct CampaignProgress {
+  std::int64_t done = 0;                        ///< measurements finished (ok or error)
+  std::int64_t total = 0;                       ///< planned measurements
+  const PlannedMeasurement* current = nullptr;  ///< the one starting now; null at the end
+  double elapsed_s = 0;                         ///< wall time since the campaign started, s
+  /// elapsed_s / done × (total − done), s; 0 before the first measurement finishes.
+  double eta_s = 0;
+};
+
+/// What a campaign did.
+struct CampaignSummary {
+  std::int64_t measured = 0;  ///< ok rows written (ops and networks)
+  std::int64_t errors = 0;    ///< error rows written
+  std::int64_t skipped = 0;   ///< keys already measured before the campaign
+  bool interrupted = false;   ///< stopped by the stop flag; the measurement in flight discarded
+  double wall_s = 0;          ///< wall time of run_campaign, s
+  double measured_s = 0;      ///< time inside the measurement windows of ok rows, s
+  /// 1 − measured_s / wall_s: setup, warm-up, calibration and bookkeeping (the issue's "profiling
+  /// overhead"); 0 when nothing ran.
+  double overhead() const { return wall_s > 0 ? 1.0 - measured_s / wall_s : 0.0; }
+  std::vector<std::string> power_sources;  ///< names of the sources measured; empty: none
+  std::vector<std::string> power_absent;   ///< "source: reason" for each source not present
+};
+
+/// Runs `plan` into `store` under session `session_id`: for each planned key, builds the runner,
+/// times it (time_op) inside a measure::Meter window over `power_sources` when there are any, and
+/// writes an ok row, or an error row with the message when building or running throws (the
+/// campaign goes on). `stop` is read between steps: once set, the measurement in flight is not
+/// written and the function returns with `interrupted`. `progress` (may be empty) is called
+/// before each measurement and once at the end. Single-threaded; the store is used exclusively.
+CampaignSummary run_campaign(const CampaignPlan& plan, const CampaignOptions& options,
+                             dataset::DatasetStore& store, std::int64_t session_id,
+                             const std::atomic<bool>& stop,
+                             const std::function<void(const CampaignProgress&)>& progress);
+
+/// The CPU as a dataset device: the model name of /proc/cpuinfo (or "cpu"), kind "cpu".
+dataset::DeviceRecord cpu_device();
+
+}  // namespace nnergy::profile
