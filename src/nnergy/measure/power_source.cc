@@ -7,14 +7,20 @@ namespace nnergy::measure {
 
 SourceRegistry SourceRegistry::standard() {
   SourceRegistry registry;
-  registry.add("nvml", "NVIDIA GPUs through NVML (nvml = all, nvml:INDEX = one)", open_nvml_sources);
-  registry.add("rapl", "CPU package/core/dram energy through Linux powercap (rapl = all zones, "
-               "rapl:ZONE = one, e.g. rapl:package-0)", open_rapl_sources);
+  registry.add("nvml", "NVIDIA GPUs through NVML (nvml = all, nvml:INDEX = one)",
+               open_nvml_sources);
+  registry.add("rapl",
+               "CPU package/core/dram energy through Linux powercap (rapl = all zones, "
+               "rapl:ZONE = one, e.g. rapl:package-0)",
+               open_rapl_sources);
   registry.add("synthetic",
                "programmable waveform for tests and demos, e.g. synthetic:constant=250 or "
-               "synthetic:steps=100/1,300/0.5,noise=5,seed=1", open_synthetic_sources);
-  registry.add("replay", "replay a recorded trace in real time: replay:PATH (nnergy CSV/JSON or "
-               "nvidia-smi CSV log)", open_replay_sources);
+               "synthetic:steps=100/1,300/0.5,noise=5,seed=1",
+               open_synthetic_sources);
+  registry.add("replay",
+               "replay a recorded trace in real time: replay:PATH (nnergy CSV/JSON or "
+               "nvidia-smi CSV log)",
+               open_replay_sources);
   return registry;
 }
 
@@ -30,8 +36,8 @@ Detection SourceRegistry::open(const std::string& spec) const {
   if (it == kinds_.end()) {
     std::vector<std::string> known;
     for (const auto& [name, entry] : kinds_) known.push_back(name);
-    throw InvalidInput("--source " + spec + ": unknown source kind '" + kind + "'; accepted: " +
-                       join_accepted(known));
+    throw InvalidInput("--source " + spec + ": unknown source kind '" + kind +
+                       "'; accepted: " + join_accepted(known));
   }
   return it->second.factory(argument);
 }
