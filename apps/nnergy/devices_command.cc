@@ -6,6 +6,7 @@
 
 #include "command.h"
 #include "nnergy/core/data_directory.h"
+#include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/measure/power_source.h"
 #include "nnergy/report/run_context.h"
@@ -137,9 +138,7 @@ std::string device_detail(const device::DeviceSpec& d) {
   }
   out += table.render();
   if (!d.estimated_fields.empty()) {
-    std::string fields;
-    for (const auto& f : d.estimated_fields) fields += (fields.empty() ? "" : ", ") + f;
-    out += "  estimated fields: " + fields + "\n";
+    out += "  estimated fields: " + join_with_commas(d.estimated_fields) + "\n";
   }
   out += "  sources: " + d.sources + "\n";
   return out;
@@ -185,8 +184,7 @@ std::string run_devices(const DevicesOptions& o, const std::string& command_line
          fmt::format("{:.1f}", a.eps_mem_j_per_byte * 1e12), fmt::format("{:.1f}", a.pi0_w),
          a.estimated ? "estimated" : "measured"});
   }
-  std::string sources;
-  for (const auto& s : catalog.sources()) sources += (sources.empty() ? "" : ", ") + s;
+  const std::string sources = join_with_commas(catalog.sources());
   return fmt::format(
              "{} devices from {} (peaks dense, at boost clock; archline fp32: E = "
              "W*eps_flop + Q*eps_mem + T*pi0; `nnergy devices ID` for details)\n",

@@ -105,7 +105,7 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
     std::vector<std::string> have;
     for (const auto& [p, v] : device.peak_flop_per_s) have.emplace_back(device::to_string(p));
     throw InvalidInput(fmt::format("--precision {}: {} has no {} peak in the catalog; accepted: {}",
-                                   o.precision, device.id, o.precision, join_accepted(have)));
+                                   o.precision, device.id, o.precision, join_with_commas(have)));
   }
   settings.point.clock_mhz = o.clock_mhz.value_or(device.clock.boost_mhz);
   device.check_clock(settings.point.clock_mhz, "--clock-mhz");

@@ -139,10 +139,10 @@ std::string plan_text(const profile::CampaignPlan& plan, const profile::Campaign
   }
   out +=
       fmt::format("total: {} measurements to take, {} already measured, {} left to other shards\n",
-                  plan.todo.size(), plan.skipped, plan.other_shards);
+                  plan.pending.size(), plan.skipped, plan.other_shards);
   out +=
       fmt::format("estimated duration: {} ({} measurements x ({} repeats + 2) x {} s min time)\n",
-                  duration_text(profile::estimated_duration_s(plan, c)), plan.todo.size(),
+                  duration_text(profile::estimated_duration_s(plan, c)), plan.pending.size(),
                   c.repeats, c.min_time_s);
   return out;
 }
@@ -232,9 +232,7 @@ CommandResult run_profile(const ProfileOptions& o, const std::string& command_li
     for (const std::string& a : summary.power_absent) why += (why.empty() ? "" : "; ") + a;
     out += "power and energy: not measured (no power source: " + why + ")\n";
   } else {
-    std::string names;
-    for (const std::string& s : summary.power_sources) names += (names.empty() ? "" : ", ") + s;
-    out += "power and energy: measured with " + names + "\n";
+    out += "power and energy: measured with " + join_with_commas(summary.power_sources) + "\n";
   }
   if (summary.interrupted) {
     std::fprintf(stderr, "nnergy: interrupted: the measurement in flight was discarded\n");

@@ -2,12 +2,12 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "command.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/graph/onnx_importer.h"
-#include "nnergy/graph/op_signature.h"
 #include "nnergy/graph/zoo.h"
 #include "nnergy/network/network_prediction.h"
 #include "nnergy/report/text_table.h"
@@ -42,19 +42,24 @@ ZooRow describe(const graph::ZooModel& model) {
     if (!row.inputs.empty()) row.inputs += ", ";
     row.inputs += fmt::format("{} [{}] {}", t.name, dims, graph::to_string(t.dtype));
   }
+  // Unique operations as `unique_operations` counts them (shape arithmetic left out), from the
+  // signatures CostedNetwork already grouped.
+  std::set<std::size_t> unique;
   for (std::size_t n = 0; n < net.nodes().size(); ++n) {
     const graph::OpCost& cost = costed.costs()[n];
     if (cost.op_class == graph::OpClass::kShape) continue;
     ++row.operations;
     row.macs += cost.inference.macs;
+    unique.insert(costed.unique_of_node()[n]);
   }
-  row.unique = graph::unique_operations(net, graph::Whitelist::standard()).size();
+  row.unique = unique.size();
   row.parameters = static_cast<double>(net.parameter_count());
   return row;
 }
 
 std::string run_zoo(bool json) {
-  const auto models = graph::list_zoo(data_directory());
+  const std::filesystem::path data_dir = data_directory();
+  const auto models = graph::list_zoo(data_dir);
   std::vector<ZooRow> rows;
   for (const auto& model : models) rows.push_back(describe(model));
   if (json) {
@@ -87,7 +92,7 @@ std::string run_zoo(bool json) {
   return fmt::format(
              "{} models in {} (GMACs per sample: convolution, GEMM and MatMul "
              "multiply-accumulates; shape arithmetic not counted as ops)\n",
-             rows.size(), (data_directory() / "zoo").string()) +
+             rows.size(), (data_dir / "zoo").string()) +
          table.render();
 }
 

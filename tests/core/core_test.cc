@@ -25,8 +25,8 @@ TEST(DataDirectory, EnvironmentOverridesAndIsChecked) {
 }
 
 TEST(Error, JoinAccepted) {
-  EXPECT_EQ(join_accepted({"a", "b", "c"}), "a, b, c");
-  EXPECT_EQ(join_accepted({}), "");
+  EXPECT_EQ(join_with_commas({"a", "b", "c"}), "a, b, c");
+  EXPECT_EQ(join_with_commas({}), "");
 }
 
 }  // namespace

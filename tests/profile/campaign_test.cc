@@ -75,18 +75,18 @@ TEST_F(CampaignTest, PlanHasOneMeasurementPerUniqueOpAndMode) {
   const CampaignOptions o = small_options();
   const CampaignPlan plan = plan_campaign(o, nullptr, 0);
   // AlexNet has three max-pooling layers of three different input shapes.
-  ASSERT_EQ(plan.todo.size(), 6u);
+  ASSERT_EQ(plan.pending.size(), 6u);
   ASSERT_EQ(plan.counts.size(), 2u);
   EXPECT_EQ(plan.counts[0].to_measure, 3);
   EXPECT_EQ(plan.counts[1].mode, Mode::kTraining);
   std::set<dataset::MeasurementKey> keys;
-  for (const PlannedMeasurement& m : plan.todo) {
+  for (const PlannedMeasurement& m : plan.pending) {
     EXPECT_EQ(m.op_type, "MaxPool");
     EXPECT_EQ(m.key.dtype, "fp32");
     EXPECT_EQ(m.key.mode, to_string(m.mode));
     keys.insert(m.key);
   }
-  EXPECT_EQ(keys.size(), plan.todo.size());
+  EXPECT_EQ(keys.size(), plan.pending.size());
   EXPECT_DOUBLE_EQ(estimated_duration_s(plan, o), 6 * (1 + 2) * 0.002);
 }
 
@@ -100,22 +100,22 @@ TEST_F(CampaignTest, SharedOpsAreMeasuredOnceForTheFirstNetwork) {
   EXPECT_GT(plan.counts[0].to_measure, 10);
   // ResNet-34 repeats ResNet-18's blocks more often, with the same shapes.
   EXPECT_EQ(plan.counts[1].to_measure, 0);
-  EXPECT_EQ(static_cast<std::int64_t>(plan.todo.size()), plan.counts[0].to_measure);
+  EXPECT_EQ(static_cast<std::int64_t>(plan.pending.size()), plan.counts[0].to_measure);
 }
 
 TEST_F(CampaignTest, ShardsPartitionThePlan) {
   CampaignOptions o = small_options();
   o.models = {"resnet18"};
   o.whitelist = graph::Whitelist::standard();
-  const std::size_t all = plan_campaign(o, nullptr, 0).todo.size();
+  const std::size_t all = plan_campaign(o, nullptr, 0).pending.size();
   std::set<dataset::MeasurementKey> seen;
   std::size_t sum = 0;
   for (std::int64_t i = 1; i <= 3; ++i) {
     o.shard = dataset::Shard{i, 3};
     const CampaignPlan plan = plan_campaign(o, nullptr, 0);
-    EXPECT_EQ(plan.todo.size() + static_cast<std::size_t>(plan.other_shards), all);
-    sum += plan.todo.size();
-    for (const PlannedMeasurement& m : plan.todo) EXPECT_TRUE(seen.insert(m.key).second);
+    EXPECT_EQ(plan.pending.size() + static_cast<std::size_t>(plan.other_shards), all);
+    sum += plan.pending.size();
+    for (const PlannedMeasurement& m : plan.pending) EXPECT_TRUE(seen.insert(m.key).second);
   }
   EXPECT_EQ(sum, all);
 }
@@ -153,7 +153,7 @@ TEST_F(CampaignTest, RunWritesRowsAndResumeSkipsThem) {
     }
   }
   const CampaignPlan again = plan_campaign(o, &store, device);
-  EXPECT_TRUE(again.todo.empty());
+  EXPECT_TRUE(again.pending.empty());
   EXPECT_EQ(again.skipped, 6);
 }
 
@@ -175,7 +175,7 @@ TEST_F(CampaignTest, StopDiscardsTheMeasurementInFlight) {
   EXPECT_TRUE(summary.interrupted);
   EXPECT_EQ(summary.measured, 2);
   EXPECT_EQ(store.measurements().size(), 2u);
-  EXPECT_EQ(plan_campaign(o, &store, device).todo.size(), 4u);
+  EXPECT_EQ(plan_campaign(o, &store, device).pending.size(), 4u);
 }
 
 TEST_F(CampaignTest, AnOpThatCannotBeBuiltIsAnErrorRowAndTheCampaignGoesOn) {
@@ -203,7 +203,7 @@ TEST_F(CampaignTest, AnOpThatCannotBeBuiltIsAnErrorRowAndTheCampaignGoesOn) {
   }
   EXPECT_EQ(errors, 1u);
   // Error rows are retried on resume.
-  EXPECT_EQ(plan_campaign(o, &store, device).todo.size(), 1u);
+  EXPECT_EQ(plan_campaign(o, &store, device).pending.size(), 1u);
 }
 
 TEST(NetworkRunner, RunsACnnInBothModes) {
@@ -250,9 +250,9 @@ TEST_F(CampaignTest, NetworksAreMeasuredAfterTheirOpsAndResumed) {
   dataset::DatasetStore store = dataset::DatasetStore::open((dir_ / "a.sqlite").string());
   const std::int64_t device = store.add_device(cpu_device());
   const CampaignPlan plan = plan_campaign(o, &store, device);
-  ASSERT_GE(plan.todo.size(), 2u);
-  EXPECT_TRUE(plan.todo.back().whole_network);
-  EXPECT_FALSE(plan.todo.front().whole_network);
+  ASSERT_GE(plan.pending.size(), 2u);
+  EXPECT_TRUE(plan.pending.back().whole_network);
+  EXPECT_FALSE(plan.pending.front().whole_network);
   EXPECT_EQ(plan.counts.at(0).network_to_measure, 1);
   for (const graph::Network& net : plan.networks) store.add_network(net, o.whitelist);
   dataset::SessionRecord session;
@@ -261,7 +261,7 @@ TEST_F(CampaignTest, NetworksAreMeasuredAfterTheirOpsAndResumed) {
   const CampaignSummary summary =
       run_campaign(plan, o, store, store.start_session(session), stop, {});
   EXPECT_EQ(summary.errors, 0);
-  EXPECT_EQ(summary.measured, static_cast<std::int64_t>(plan.todo.size()));
+  EXPECT_EQ(summary.measured, static_cast<std::int64_t>(plan.pending.size()));
   const auto networks = store.network_measurements();
   ASSERT_EQ(networks.size(), 1u);
   EXPECT_EQ(networks[0].network_name, "squeezenet1_1");
@@ -270,9 +270,9 @@ TEST_F(CampaignTest, NetworksAreMeasuredAfterTheirOpsAndResumed) {
   // The whole network takes longer than any one of its max-pooling layers.
   for (const auto& m : store.measurements())
     EXPECT_GT(*networks[0].values.time_s, *m.values.time_s);
-  EXPECT_EQ(store.measurements().size(), plan.todo.size() - 1);
+  EXPECT_EQ(store.measurements().size(), plan.pending.size() - 1);
   const CampaignPlan again = plan_campaign(o, &store, device);
-  EXPECT_TRUE(again.todo.empty());
+  EXPECT_TRUE(again.pending.empty());
   EXPECT_EQ(again.counts.at(0).network_to_measure, 0);
 }
 

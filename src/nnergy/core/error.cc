@@ -2,7 +2,7 @@
 
 namespace nnergy {
 
-std::string join_accepted(const std::vector<std::string>& items) {
+std::string join_with_commas(const std::vector<std::string>& items) {
   std::string joined;
   for (const std::string& item : items) {
     if (!joined.empty()) joined += ", ";

@@ -29,7 +29,7 @@ class InternalError : public std::logic_error {
 /// Exit codes of the `nnergy` CLI.
 enum class ExitCode : int { kOk = 0, kRuntimeFailure = 1, kBadInput = 2, kDeviceUnavailable = 3 };
 
-/// Joins `items` with ", " — for error messages that list what is accepted.
-std::string join_accepted(const std::vector<std::string>& items);
+/// Joins `items` with ", " — for messages that list names (accepted values, fields, sources).
+std::string join_with_commas(const std::vector<std::string>& items);
 
 }  // namespace nnergy

@@ -267,7 +267,7 @@ const DeviceSpec& DeviceCatalog::find(const std::string& id_or_alias) const {
   std::vector<std::string> ids;
   for (const DeviceSpec& d : devices_) ids.push_back(d.id);
   throw InvalidInput("--device " + id_or_alias + ": unknown device; accepted: " +
-                     join_accepted(ids) + " (or an alias; `nnergy devices` lists them)");
+                     join_with_commas(ids) + " (or an alias; `nnergy devices` lists them)");
 }
 
 }  // namespace nnergy::device

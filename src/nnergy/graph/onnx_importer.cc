@@ -141,7 +141,7 @@ void bind_dimensions(onnx::ModelProto& model, const std::string& source,
       const std::vector<std::string> known(seen.begin(), seen.end());
       throw InvalidInput("--dim " + name + "=" + std::to_string(value) + ": " + source +
                          " has no symbolic dimension '" + name + "' (it has: " +
-                         (known.empty() ? std::string("none") : join_accepted(known)) + ")");
+                         (known.empty() ? std::string("none") : join_with_commas(known)) + ")");
     }
   }
   // Stale intermediate shapes may hold symbolic dimensions that would conflict with inference.

@@ -34,7 +34,7 @@ std::filesystem::path resolve_model(const std::string& name_or_path,
   }
   throw InvalidInput("model '" + name_or_path + "': not a zoo name nor an .onnx path; zoo: " +
                      (names.empty() ? std::string("(empty: ") + (data_dir / "zoo").string() + ")"
-                                    : join_accepted(names)));
+                                    : join_with_commas(names)));
 }
 
 }  // namespace nnergy::graph

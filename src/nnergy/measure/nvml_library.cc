@@ -207,7 +207,7 @@ NvmlGpu NvmlLibrary::gpu(unsigned int index) const {
     std::vector<std::string> valid;
     for (unsigned int i = 0; i < count; ++i) valid.push_back(std::to_string(i));
     throw InvalidInput(fmt::format("there is no GPU {}; GPU indices here: {}", index,
-                                   count == 0 ? "none" : join_accepted(valid)));
+                                   count == 0 ? "none" : join_with_commas(valid)));
   }
   NvmlGpu gpu{index, nullptr};
   check("nvmlDeviceGetHandleByIndex_v2", &gpu, f_->device_get_handle_by_index(index, &gpu.handle));

@@ -92,7 +92,7 @@ Detection open_nvml_sources(const std::string& argument) {
       std::vector<std::string> valid;
       for (unsigned int i = 0; i < count; ++i) valid.push_back(std::to_string(i));
       throw InvalidInput(fmt::format("--source nvml:{}: there is no GPU {}; accepted: {}", argument,
-                                     *index, join_accepted(valid)));
+                                     *index, join_with_commas(valid)));
     }
     detection.sources.push_back(std::make_unique<NvmlSource>(library, *index));
     return detection;

@@ -37,7 +37,7 @@ Detection SourceRegistry::open(const std::string& spec) const {
     std::vector<std::string> known;
     for (const auto& [name, entry] : kinds_) known.push_back(name);
     throw InvalidInput("--source " + spec + ": unknown source kind '" + kind +
-                       "'; accepted: " + join_accepted(known));
+                       "'; accepted: " + join_with_commas(known));
   }
   return it->second.factory(argument);
 }

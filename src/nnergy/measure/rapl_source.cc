@@ -227,7 +227,7 @@ Detection open_rapl_sources_at(const fs::path& root, const std::string& argument
     std::vector<std::string> names;
     for (const SourceInfo& info : infos) names.push_back(info.name);
     throw InvalidInput("--source rapl:" + argument + ": no RAPL zone '" + argument + "' under " +
-                       root.string() + "; accepted: " + join_accepted(names));
+                       root.string() + "; accepted: " + join_with_commas(names));
   }
   for (std::size_t i : selected) {
     const CounterRead range = read_counter_file(zones[i].dir / "max_energy_range_uj");

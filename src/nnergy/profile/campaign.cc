@@ -172,7 +172,7 @@ CampaignPlan plan_campaign(const CampaignOptions& options, std::vector<graph::Ne
   plan.networks = std::move(networks);
   const std::string dtype(graph::to_string(options.dtype));
   std::set<dataset::MeasurementKey> seen;
-  std::vector<PlannedMeasurement> network_todo;
+  std::vector<PlannedMeasurement> network_pending;
   for (std::size_t n = 0; n < plan.networks.size(); ++n) {
     const graph::Network& net = plan.networks[n];
     const auto ops = graph::unique_operations(net, options.whitelist);
@@ -193,7 +193,7 @@ CampaignPlan plan_campaign(const CampaignOptions& options, std::vector<graph::Ne
           continue;
         }
         const graph::Node& node = net.nodes()[op.nodes.front()];
-        plan.todo.push_back(
+        plan.pending.push_back(
             {n, op.nodes.front(), op.op_type, input_shapes(net, node), mode, std::move(key)});
         ++count.to_measure;
       }
@@ -203,19 +203,19 @@ CampaignPlan plan_campaign(const CampaignOptions& options, std::vector<graph::Ne
           ++plan.skipped;
         } else {
           count.network_to_measure = 1;
-          network_todo.push_back({n, 0, "network", net.name, mode, std::move(key), true});
+          network_pending.push_back({n, 0, "network", net.name, mode, std::move(key), true});
         }
       }
       plan.counts.push_back(count);
     }
   }
   // Networks last: their ops are then in the file even when a network cannot be run.
-  plan.todo.insert(plan.todo.end(), network_todo.begin(), network_todo.end());
+  plan.pending.insert(plan.pending.end(), network_pending.begin(), network_pending.end());
   return plan;
 }
 
 double estimated_duration_s(const CampaignPlan& plan, const CampaignOptions& options) {
-  return static_cast<double>(plan.todo.size()) * (options.repeats + 2) * options.min_time_s;
+  return static_cast<double>(plan.pending.size()) * (options.repeats + 2) * options.min_time_s;
 }
 
 CampaignSummary run_campaign(const CampaignPlan& plan, const CampaignOptions& options,
@@ -247,7 +247,7 @@ CampaignSummary run_campaign(const CampaignPlan& plan, const CampaignOptions& op
   timing_options.min_time_s = options.min_time_s;
   timing_options.repeats = options.repeats;
 
-  const auto total = static_cast<std::int64_t>(plan.todo.size());
+  const auto total = static_cast<std::int64_t>(plan.pending.size());
   std::int64_t done = 0;
   auto report = [&](const PlannedMeasurement* current) {
     if (!progress) return;
@@ -261,7 +261,7 @@ CampaignSummary run_campaign(const CampaignPlan& plan, const CampaignOptions& op
     progress(p);
   };
 
-  for (const PlannedMeasurement& planned : plan.todo) {
+  for (const PlannedMeasurement& planned : plan.pending) {
     if (stop.load()) {
       summary.interrupted = true;
       break;

@@ -61,10 +61,10 @@ struct PlanCount {
 /// The work of a campaign, after resume and shard filtering.
 struct CampaignPlan {
   std::vector<graph::Network> networks;
-  std::vector<PlannedMeasurement> todo;  ///< network order, then op order, then mode order
-  std::vector<PlanCount> counts;         ///< per network, then per mode
-  std::int64_t skipped = 0;              ///< unique keys already measured
-  std::int64_t other_shards = 0;         ///< unique keys left to the other shards
+  std::vector<PlannedMeasurement> pending;  ///< network order, then op order, then mode order
+  std::vector<PlanCount> counts;            ///< per network, then per mode
+  std::int64_t skipped = 0;                 ///< unique keys already measured
+  std::int64_t other_shards = 0;            ///< unique keys left to the other shards
 };
 
 /// Parses "fp32" or "bf16" (the dtypes the CPU runners accept); throws InvalidInput naming

@@ -337,7 +337,7 @@ Forward forward_for(const Network& net, const Node& node) {
   if (op == "Div") {
     return binary([](const torch::Tensor& a, const torch::Tensor& b) { return torch::div(a, b); });
   }
-  reject(node, "op type not supported; supported: " + join_accepted(supported_ops()));
+  reject(node, "op type not supported; supported: " + join_with_commas(supported_ops()));
 }
 
 const std::vector<std::string>& supported_list() {
@@ -416,7 +416,7 @@ std::unique_ptr<OpRunner> OpRunner::build(const graph::Network& network, const g
   if (!is_supported_op(node.op_type)) {
     throw InvalidInput("cannot build a runner for node '" + node.name + "': op type '" +
                        node.op_type +
-                       "' is not supported; supported: " + join_accepted(supported_ops()));
+                       "' is not supported; supported: " + join_with_commas(supported_ops()));
   }
   if (options.instances < 1) {
     throw InvalidInput("op runner: instances must be >= 1, got " +
@@ -589,7 +589,7 @@ std::unique_ptr<OpRunner> OpRunner::build_network(const graph::Network& network,
       list += (list.empty() ? "" : ", ") + op + " (" + std::to_string(count) + ")";
     }
     throw InvalidInput("cannot run network '" + network.name + "': node types not supported: " +
-                       list + "; supported: " + join_accepted(network_ops()));
+                       list + "; supported: " + join_with_commas(network_ops()));
   }
   if (steps.empty()) throw InvalidInput("network '" + network.name + "' has no node to run");
 

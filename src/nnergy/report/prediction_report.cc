@@ -60,12 +60,10 @@ std::vector<std::string> notes(const PredictionReport& report) {
       archline.eps_mem_j_per_byte * 1e12, archline.pi0_w,
       archline.estimated ? "ESTIMATED" : "published measurement", archline.source));
   if (!device.estimated_fields.empty()) {
-    std::string fields;
-    for (const auto& f : device.estimated_fields) fields += (fields.empty() ? "" : ", ") + f;
     out.push_back(
         fmt::format("catalog fields of {} that are estimates, not datasheet or measured "
                     "values: {}",
-                    device.id, fields));
+                    device.id, join_with_commas(device.estimated_fields)));
   }
   out.push_back("bytes are a lower bound: each input, weight and output tensor moved once");
   out.push_back(fmt::format("figures are per iteration of batch {}", p.settings.batch));
@@ -76,10 +74,8 @@ std::vector<std::string> notes(const PredictionReport& report) {
         graph::to_string(p.settings.optimizer), p.totals.parameters));
   }
   if (!p.unknown_ops.empty()) {
-    std::string ops;
-    for (const auto& op : p.unknown_ops) ops += (ops.empty() ? "" : ", ") + op;
     out.push_back("operators unknown to the catalog, predicted with the memory-bound fallback: " +
-                  ops);
+                  join_with_commas(p.unknown_ops));
   }
   return out;
 }
