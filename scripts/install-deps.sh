@@ -11,7 +11,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   libxgboost-dev xgboost libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libtorch-dev
+  libtorch-dev libopenblas0-openmp
 )
 if [[ "${1:-}" == "--tools" ]]; then
   packages+=(python3-torch python3-torchvision python3-onnx librsvg2-bin)

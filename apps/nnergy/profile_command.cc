@@ -227,6 +227,20 @@ CommandResult run_profile(const ProfileOptions& o, const std::string& command_li
                      summary.wall_s, summary.measured_s,
                      summary.measured > 0 ? fmt::format("{:.1f} %", 100.0 * summary.overhead())
                                           : std::string("n/a (nothing measured)"));
+  if (!summary.proportionality.empty()) {
+    out += "proportionality of loop time with iterations (seed 000 §4.2.3), once per op kind:\n";
+    out += fmt::format("  {:<20} {:<10} {:>8} {:>16}  {}\n", "op kind", "mode", "R²",
+                       "time/iteration", "op checked");
+    for (const profile::ProportionalityReport& r : summary.proportionality) {
+      if (!r.error.empty()) {
+        out += fmt::format("  {:<20} {:<10} failed: {}\n", r.op_type, profile::to_string(r.mode),
+                           r.error);
+        continue;
+      }
+      out += fmt::format("  {:<20} {:<10} {:>8.4f} {:>13.3g} s  {}\n", r.op_type,
+                         profile::to_string(r.mode), r.fit.r_squared, r.fit.slope_s, r.shapes);
+    }
+  }
   if (summary.power_sources.empty()) {
     std::string why;
     for (const std::string& a : summary.power_absent) why += (why.empty() ? "" : "; ") + a;

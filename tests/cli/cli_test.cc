@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -906,6 +907,48 @@ TEST(ProfileBadInput, ExitsTwo) {
                    {"--repeats 0"});
   expect_bad_input(run_nnergy({"profile", "--models", "alexnet"}), {"--db"});
   EXPECT_FALSE(fs::exists(db));
+}
+
+TEST(ProfileBadInput, LockedDatabaseIsNamedAndLeftIntact) {
+  REQUIRE_PROFILE();
+  const fs::path db = fresh_dir("profile_locked") / "cpu.sqlite";
+  ASSERT_EQ(run_nnergy(tiny_profile(db)).exit_code, 0);
+  // Another writer holds the file: this process keeps an exclusive transaction open while the
+  // campaign runs, past the store's busy timeout (5 s).
+  sqlite3* holder = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &holder), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(holder, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  expect_bad_input(run_nnergy({"profile", "--models", "alexnet", "--whitelist", "Relu", "--db",
+                               db.string(), "--min-time-s", "0.01", "--repeats", "1"}),
+                   {db.string(), "locked"});
+  sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close(holder);
+  // Nothing lost: the first campaign's rows are all there.
+  const RunResult exported = run_nnergy({"dataset", "export", "--db", db.string(), "--csv"});
+  ASSERT_EQ(exported.exit_code, 0) << exported;
+  EXPECT_EQ(csv_data_rows(exported.out), 6u) << exported;
+}
+
+TEST(ProfileBadInput, ReadOnlyDatabaseIsNamed) {
+  REQUIRE_PROFILE();
+  const fs::path db = fresh_dir("profile_read_only") / "cpu.sqlite";
+  ASSERT_EQ(run_nnergy(tiny_profile(db)).exit_code, 0);
+  auto more = [](const std::string& path) {
+    return std::vector<std::string>{"profile", "--models",  "alexnet", "--whitelist",
+                                    "Relu",    "--db",      path,      "--min-time-s",
+                                    "0.01",    "--repeats", "1"};
+  };
+  // Opened read-only by URI (works for every user, root included).
+  expect_bad_input(run_nnergy(more("file:" + db.string() + "?mode=ro")),
+                   {db.string(), "read-only"});
+  // A file without write permission; root writes regardless, so only checked for other users.
+  if (geteuid() != 0) {
+    fs::permissions(db, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+    expect_bad_input(run_nnergy(more(db.string())), {db.string(), "read-only"});
+    fs::permissions(db, fs::perms::owner_read | fs::perms::owner_write);
+  }
+  const RunResult exported = run_nnergy({"dataset", "export", "--db", db.string(), "--csv"});
+  EXPECT_EQ(csv_data_rows(exported.out), 6u) << exported;
 }
 
 TEST(DatasetBadInput, MissingOtherSchemaAndNotADataset) {

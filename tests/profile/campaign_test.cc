@@ -67,8 +67,47 @@ TEST_F(CampaignTest, InvalidOptionsAreRejected) {
   o.batch = 0;
   EXPECT_THROW(check_options(o), InvalidInput);
   o = small_options();
+  o.clocks_mhz = {};
+  EXPECT_THROW(check_options(o), InvalidInput);
+  o = small_options();
+  o.clocks_mhz = {900, 1410, 900};
+  EXPECT_THROW(check_options(o), InvalidInput);
+  o = small_options();
+  o.clocks_mhz = {-5};
+  EXPECT_THROW(check_options(o), InvalidInput);
+  o = small_options();
   o.models = {"resnet5000"};
   EXPECT_THROW(plan_campaign(o, nullptr, 0), InvalidInput);
+}
+
+TEST_F(CampaignTest, EachClockIsSetOnceBeforeItsMeasurements) {
+  CampaignOptions o = small_options();
+  o.modes = {Mode::kInference};
+  o.clocks_mhz = {0, 900};
+  o.check_proportionality = false;
+  dataset::DatasetStore store = dataset::DatasetStore::open((dir_ / "a.sqlite").string());
+  const std::int64_t device = store.add_device(cpu_device());
+  const CampaignPlan plan = plan_campaign(o, &store, device);
+  ASSERT_EQ(plan.pending.size(), 6u);  // 3 MaxPool ops at 2 clocks
+  for (std::size_t i = 0; i < 6; ++i) EXPECT_EQ(plan.pending[i].key.clock_mhz, i < 3 ? 0 : 900);
+  for (const graph::Network& net : plan.networks) store.add_network(net, o.whitelist);
+  dataset::SessionRecord session;
+  session.device_id = device;
+  const std::int64_t session_id = store.start_session(session);
+  std::atomic<bool> stop{false};
+  // A device that cannot lock its clock cannot run a plan with a locked clock.
+  EXPECT_THROW(run_campaign(plan, o, store, session_id, stop, {}), InvalidInput);
+  EXPECT_TRUE(store.measurements().empty());
+
+  std::vector<std::int64_t> clocks_set;
+  const CampaignSummary summary = run_campaign(
+      plan, o, store, session_id, stop, {}, [&](std::int64_t mhz) { clocks_set.push_back(mhz); });
+  EXPECT_EQ(clocks_set, (std::vector<std::int64_t>{0, 900}));
+  EXPECT_EQ(summary.measured, 6);
+  EXPECT_TRUE(summary.proportionality.empty());
+  std::size_t at_900 = 0;
+  for (const auto& r : store.measurements()) at_900 += r.key.clock_mhz == 900 ? 1 : 0;
+  EXPECT_EQ(at_900, 3u);
 }
 
 TEST_F(CampaignTest, PlanHasOneMeasurementPerUniqueOpAndMode) {
@@ -140,6 +179,12 @@ TEST_F(CampaignTest, RunWritesRowsAndResumeSkipsThem) {
   EXPECT_GT(summary.measured_s, 0);
   EXPECT_LE(summary.measured_s, summary.wall_s);
   EXPECT_EQ(done_seen, (std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 6}));
+  // Once per op kind: the plan has one kind (MaxPool), checked on its first op.
+  ASSERT_EQ(summary.proportionality.size(), 1u);
+  EXPECT_EQ(summary.proportionality[0].op_type, "MaxPool");
+  EXPECT_TRUE(summary.proportionality[0].error.empty()) << summary.proportionality[0].error;
+  EXPECT_EQ(summary.proportionality[0].fit.iterations.size(), 6u);  // 6/7 of 7 loop lengths
+  EXPECT_GT(summary.proportionality[0].fit.slope_s, 0);
   const auto rows = store.measurements();
   ASSERT_EQ(rows.size(), 6u);
   for (const auto& r : rows) {
@@ -224,6 +269,16 @@ TEST(NetworkRunner, RunsACnnInBothModes) {
   EXPECT_NE(runner->description().find("network squeezenet1_1 [1, 3, 224, 224] -> [1, 1000]"),
             std::string::npos)
       << runner->description();
+}
+
+TEST(NetworkRunner, RunsDenseNetWithItsPadNodes) {
+  CampaignOptions o;
+  o.models = {"densenet121"};
+  o.data_dir = kDataDir;
+  const std::vector<graph::Network> nets = import_networks(o);
+  const std::unique_ptr<OpRunner> runner = OpRunner::build_network(nets.at(0), RunnerOptions{});
+  EXPECT_EQ(runner->output_shape(Mode::kInference), (graph::Shape{1, 1000}));
+  EXPECT_NO_THROW(runner->run(Mode::kInference, 1));
 }
 
 TEST(NetworkRunner, ListsTheNodeTypesItCannotRun) {

@@ -100,6 +100,25 @@ bool network_measured(const dataset::DatasetStore& store, std::int64_t device_id
   return false;
 }
 
+// Loops of 1/7 to 7/7 of the calibrated count (the shortest about min_time_s / 7), two rounds:
+// seed 000 §4.2.3's check at a fraction of one more measurement's cost per op kind.
+ProportionalityReport check_proportionality(OpRunner& runner, const PlannedMeasurement& planned,
+                                            std::int64_t calibrated_iterations) {
+  ProportionalityReport report;
+  report.op_type = planned.op_type;
+  report.shapes = planned.shapes;
+  report.mode = planned.mode;
+  const std::int64_t unit = std::max<std::int64_t>(1, calibrated_iterations / 7);
+  std::vector<std::int64_t> counts;
+  for (std::int64_t k = 1; k <= 7; ++k) counts.push_back(k * unit);
+  try {
+    report.fit = measure_proportionality(runner, planned.mode, counts, 2);
+  } catch (const std::exception& e) {
+    report.error = e.what();
+  }
+  return report;
+}
+
 }  // namespace
 
 graph::DataType parse_campaign_dtype(const std::string& text, const std::string& flag) {
@@ -144,6 +163,14 @@ void check_options(const CampaignOptions& options) {
   if (options.repeats < 1) {
     throw InvalidInput(fmt::format("--repeats {}: expected an integer >= 1", options.repeats));
   }
+  if (options.clocks_mhz.empty()) throw InvalidInput("--clocks-mhz: expected at least one clock");
+  std::set<std::int64_t> clocks;
+  for (std::int64_t c : options.clocks_mhz) {
+    if (c < 0) throw InvalidInput(fmt::format("--clocks-mhz {}: expected MHz >= 0", c));
+    if (!clocks.insert(c).second) {
+      throw InvalidInput(fmt::format("--clocks-mhz: clock {} MHz given twice", c));
+    }
+  }
 }
 
 std::vector<graph::Network> import_networks(const CampaignOptions& options) {
@@ -172,45 +199,48 @@ CampaignPlan plan_campaign(const CampaignOptions& options, std::vector<graph::Ne
   plan.networks = std::move(networks);
   const std::string dtype(graph::to_string(options.dtype));
   std::set<dataset::MeasurementKey> seen;
-  std::vector<PlannedMeasurement> network_pending;
-  for (std::size_t n = 0; n < plan.networks.size(); ++n) {
-    const graph::Network& net = plan.networks[n];
-    const auto ops = graph::unique_operations(net, options.whitelist);
-    for (Mode mode : options.modes) {
-      PlanCount count{net.name, mode, 0, 0};
-      for (const graph::UniqueOperation& op : ops) {
-        if (!op.whitelisted) continue;
-        dataset::MeasurementKey key{op.signature, std::string(to_string(mode)), 0, dtype};
-        const bool measured = store != nullptr && store->is_measured(device_id, key);
-        if (measured) ++count.already_measured;
-        if (!seen.insert(key).second) continue;
-        if (measured) {
-          ++plan.skipped;
-          continue;
+  for (const std::int64_t clock : options.clocks_mhz) {
+    std::vector<PlannedMeasurement> network_pending;
+    for (std::size_t n = 0; n < plan.networks.size(); ++n) {
+      const graph::Network& net = plan.networks[n];
+      const auto ops = graph::unique_operations(net, options.whitelist);
+      for (Mode mode : options.modes) {
+        PlanCount count{net.name, mode, clock, 0, 0, 0};
+        for (const graph::UniqueOperation& op : ops) {
+          if (!op.whitelisted) continue;
+          dataset::MeasurementKey key{op.signature, std::string(to_string(mode)), clock, dtype};
+          const bool measured = store != nullptr && store->is_measured(device_id, key);
+          if (measured) ++count.already_measured;
+          if (!seen.insert(key).second) continue;
+          if (measured) {
+            ++plan.skipped;
+            continue;
+          }
+          if (!options.shard.contains(key)) {
+            ++plan.other_shards;
+            continue;
+          }
+          const graph::Node& node = net.nodes()[op.nodes.front()];
+          plan.pending.push_back(
+              {n, op.nodes.front(), op.op_type, input_shapes(net, node), mode, std::move(key)});
+          ++count.to_measure;
         }
-        if (!options.shard.contains(key)) {
-          ++plan.other_shards;
-          continue;
+        if (options.measure_networks) {
+          dataset::MeasurementKey key{"", std::string(to_string(mode)), clock, dtype};
+          if (store != nullptr && network_measured(*store, device_id, net, key)) {
+            ++plan.skipped;
+          } else {
+            count.network_to_measure = 1;
+            network_pending.push_back({n, 0, "network", net.name, mode, std::move(key), true});
+          }
         }
-        const graph::Node& node = net.nodes()[op.nodes.front()];
-        plan.pending.push_back(
-            {n, op.nodes.front(), op.op_type, input_shapes(net, node), mode, std::move(key)});
-        ++count.to_measure;
+        plan.counts.push_back(count);
       }
-      if (options.measure_networks) {
-        dataset::MeasurementKey key{"", std::string(to_string(mode)), 0, dtype};
-        if (store != nullptr && network_measured(*store, device_id, net, key)) {
-          ++plan.skipped;
-        } else {
-          count.network_to_measure = 1;
-          network_pending.push_back({n, 0, "network", net.name, mode, std::move(key), true});
-        }
-      }
-      plan.counts.push_back(count);
     }
+    // Networks last at each clock: their ops are then in the file even when a network cannot
+    // be run.
+    plan.pending.insert(plan.pending.end(), network_pending.begin(), network_pending.end());
   }
-  // Networks last: their ops are then in the file even when a network cannot be run.
-  plan.pending.insert(plan.pending.end(), network_pending.begin(), network_pending.end());
   return plan;
 }
 
@@ -221,7 +251,15 @@ double estimated_duration_s(const CampaignPlan& plan, const CampaignOptions& opt
 CampaignSummary run_campaign(const CampaignPlan& plan, const CampaignOptions& options,
                              dataset::DatasetStore& store, std::int64_t session_id,
                              const std::atomic<bool>& stop,
-                             const std::function<void(const CampaignProgress&)>& progress) {
+                             const std::function<void(const CampaignProgress&)>& progress,
+                             const ClockSetter& set_clock) {
+  for (const PlannedMeasurement& planned : plan.pending) {
+    if (planned.key.clock_mhz != 0 && !set_clock) {
+      throw InvalidInput(fmt::format(
+          "clock {} MHz: this device's clock cannot be locked; measure at its default clock",
+          planned.key.clock_mhz));
+    }
+  }
   const double start_s = steady_now_s();
   CampaignSummary summary;
   summary.skipped = plan.skipped;
@@ -261,10 +299,16 @@ CampaignSummary run_campaign(const CampaignPlan& plan, const CampaignOptions& op
     progress(p);
   };
 
+  std::set<std::string> proportionality_checked;
+  std::optional<std::int64_t> clock_set;
   for (const PlannedMeasurement& planned : plan.pending) {
     if (stop.load()) {
       summary.interrupted = true;
       break;
+    }
+    if (set_clock && clock_set != planned.key.clock_mhz) {
+      set_clock(planned.key.clock_mhz);
+      clock_set = planned.key.clock_mhz;
     }
     report(&planned);
     const graph::Network& net = plan.networks[planned.network];
@@ -299,6 +343,18 @@ CampaignSummary run_campaign(const CampaignPlan& plan, const CampaignOptions& op
       }
       if (!planned.whole_network && !runner->has_backward() && planned.mode == Mode::kTraining) {
         record.values.message = "no input needs a gradient: training is the forward pass only";
+      }
+      if (options.check_proportionality && !planned.whole_network &&
+          proportionality_checked.insert(planned.op_type).second) {
+        summary.proportionality.push_back(
+            check_proportionality(*runner, planned, timing.iterations));
+        const ProportionalityReport& r = summary.proportionality.back();
+        record.values.message +=
+            fmt::format("{}proportionality check of op kind {}: {}",
+                        record.values.message.empty() ? "" : "; ", planned.op_type,
+                        r.error.empty() ? fmt::format("R² {:.4f} over {} loop lengths",
+                                                      r.fit.r_squared, r.fit.iterations.size())
+                                        : "failed: " + r.error);
       }
     } catch (const std::exception& e) {
       record.values = dataset::MeasuredValues{};

@@ -13,6 +13,7 @@
 #include "nnergy/graph/network.h"
 #include "nnergy/graph/whitelist.h"
 #include "nnergy/profile/op_runner.h"
+#include "nnergy/profile/op_timer.h"
 
 /// A profiling campaign (seed 000 chapter 4): the unique whitelisted operations of a set of
 /// networks, measured once per (op, mode) key into a DatasetStore, resumable by key and
@@ -30,6 +31,12 @@ struct CampaignOptions {
   dataset::Shard shard;
   graph::Whitelist whitelist = graph::Whitelist::standard();
   std::filesystem::path data_dir;  ///< where the zoo lives (core::data_directory())
+  /// Core clocks to measure at, MHz, in this order; 0 = the device's default clock (not locked).
+  /// A campaign measures every key at every clock, one clock after the other.
+  std::vector<std::int64_t> clocks_mhz = {0};
+  /// Check that loop time is proportional to the iteration count (seed 000 §4.2.3) once per op
+  /// kind, on the first op of that kind measured (CampaignSummary::proportionality).
+  bool check_proportionality = true;
   /// Also measure each whole network (OpRunner::build_network), after its operations, for the
   /// validation of seed 000 §6.1.
   bool measure_networks = false;
@@ -52,6 +59,7 @@ struct PlannedMeasurement {
 struct PlanCount {
   std::string network;
   Mode mode = Mode::kInference;
+  std::int64_t clock_mhz = 0;         ///< 0 = default clock
   std::int64_t to_measure = 0;        ///< keys first met in this network, still to measure
   std::int64_t already_measured = 0;  ///< keys of this network with an ok row (skipped)
   /// The whole network in this mode: 1 to measure, 0 when measured or not asked for.
@@ -61,10 +69,11 @@ struct PlanCount {
 /// The work of a campaign, after resume and shard filtering.
 struct CampaignPlan {
   std::vector<graph::Network> networks;
-  std::vector<PlannedMeasurement> pending;  ///< network order, then op order, then mode order
-  std::vector<PlanCount> counts;            ///< per network, then per mode
-  std::int64_t skipped = 0;                 ///< unique keys already measured
-  std::int64_t other_shards = 0;            ///< unique keys left to the other shards
+  /// clock order, then network order, then op order, then mode order
+  std::vector<PlannedMeasurement> pending;
+  std::vector<PlanCount> counts;  ///< per clock, then per network, then per mode
+  std::int64_t skipped = 0;       ///< unique keys already measured
+  std::int64_t other_shards = 0;  ///< unique keys left to the other shards
 };
 
 /// Parses "fp32" or "bf16" (the dtypes the CPU runners accept); throws InvalidInput naming
@@ -76,7 +85,7 @@ graph::DataType parse_campaign_dtype(const std::string& text, const std::string&
 std::vector<Mode> parse_modes(const std::string& text, const std::string& flag);
 
 /// Throws InvalidInput naming the flag for invalid options (no model, batch < 1, min time <= 0,
-/// repeats < 1).
+/// repeats < 1, no clock, a negative or repeated clock).
 void check_options(const CampaignOptions& options);
 
 /// Imports the models (throws InvalidInput for an unknown zoo name or a bad file) and lists the
@@ -107,6 +116,16 @@ struct CampaignProgress {
   double eta_s = 0;
 };
 
+/// The proportionality check of one op kind (seed 000 §4.2.3).
+struct ProportionalityReport {
+  std::string op_type;
+  std::string shapes;  ///< input shapes of the op checked
+  Mode mode = Mode::kInference;
+  /// Fit of loop time against iteration count; empty `iterations` when the check failed.
+  ProportionalityFit fit;
+  std::string error;  ///< why the check could not run; empty when it ran
+};
+
 /// What a campaign did.
 struct CampaignSummary {
   std::int64_t measured = 0;  ///< ok rows written (ops and networks)
@@ -118,20 +137,32 @@ struct CampaignSummary {
   /// 1 − measured_s / wall_s: setup, warm-up, calibration and bookkeeping (the issue's "profiling
   /// overhead"); 0 when nothing ran.
   double overhead() const { return wall_s > 0 ? 1.0 - measured_s / wall_s : 0.0; }
+  /// One per op kind measured (when CampaignOptions::check_proportionality); its time is
+  /// overhead, not measured op time.
+  std::vector<ProportionalityReport> proportionality;
   std::vector<std::string> power_sources;  ///< names of the sources measured; empty: none
   std::vector<std::string> power_absent;   ///< "source: reason" for each source not present
 };
+
+/// Sets the device's core clock, MHz (0: back to its default). Throws DeviceError or
+/// InvalidInput when the clock cannot be set. The caller owns the undo on exit (RAII, e.g.
+/// measure::ClockLock), so that clocks are reset however the campaign ends.
+using ClockSetter = std::function<void(std::int64_t clock_mhz)>;
 
 /// Runs `plan` into `store` under session `session_id`: for each planned key, builds the runner,
 /// times it (time_op) inside a measure::Meter window over `power_sources` when there are any, and
 /// writes an ok row, or an error row with the message when building or running throws (the
 /// campaign goes on). `stop` is read between steps: once set, the measurement in flight is not
 /// written and the function returns with `interrupted`. `progress` (may be empty) is called
-/// before each measurement and once at the end. Single-threaded; the store is used exclusively.
+/// before each measurement and once at the end. `set_clock` is called before the first
+/// measurement at each clock of the plan (in plan order); a plan with a clock other than 0 and
+/// no `set_clock` is InvalidInput, since the device cannot lock it. Single-threaded; the store
+/// is used exclusively.
 CampaignSummary run_campaign(const CampaignPlan& plan, const CampaignOptions& options,
                              dataset::DatasetStore& store, std::int64_t session_id,
                              const std::atomic<bool>& stop,
-                             const std::function<void(const CampaignProgress&)>& progress);
+                             const std::function<void(const CampaignProgress&)>& progress,
+                             const ClockSetter& set_clock = {});
 
 /// The CPU as a dataset device: the model name of /proc/cpuinfo (or "cpu"), kind "cpu".
 dataset::DeviceRecord cpu_device();

@@ -39,26 +39,45 @@ OpTiming time_op(OpRunner& runner, Mode mode, const TimingOptions& options) {
       options.warmup_iterations > 0 ? options.warmup_iterations : runner.instances();
   runner.run(mode, warmup);
 
-  // Grow the count geometrically from the measured rate; the factor is capped because a very
-  // short first run says little about the rate (timer resolution, first-touch effects).
-  std::int64_t iterations = 1;
-  double elapsed = timed_run(runner, mode, iterations);
-  while (elapsed < options.min_time_s) {
-    const double wanted = options.min_time_s / std::max(elapsed, 1e-9);
-    const double factor = std::clamp(1.2 * wanted, 1.5, 100.0);
-    iterations =
-        std::max(iterations + 1,
-                 static_cast<std::int64_t>(std::ceil(static_cast<double>(iterations) * factor)));
-    elapsed = timed_run(runner, mode, iterations);
-  }
+  // Calibration (seed 000 §4.2 runs each op for a fixed time, not a fixed count). A short probe
+  // of about a tenth of min_time_s finds the rate, grown geometrically from one iteration with a
+  // capped factor because a very short run says little about the rate (timer resolution,
+  // first-touch effects). The count is then extrapolated in one step, with a 10 % margin so that
+  // jitter rarely pushes a measurement below min_time_s. A geometric search all the way up to
+  // min_time_s would cost about one more measurement per op; the probe costs a tenth of one.
+  const double probe_s = options.min_time_s / 10;
+  std::int64_t probe_iterations = 1;
+  double elapsed = timed_run(runner, mode, probe_iterations);
   OpTiming timing;
   timing.calibration_s = elapsed;
-  // 10 % margin so that run-to-run jitter rarely pushes a measurement below min_time_s.
-  timing.iterations = iterations + std::max<std::int64_t>(1, iterations / 10);
+  while (elapsed < probe_s) {
+    const double factor = std::clamp(1.2 * probe_s / std::max(elapsed, 1e-9), 1.5, 100.0);
+    probe_iterations = std::max(
+        probe_iterations + 1,
+        static_cast<std::int64_t>(std::ceil(static_cast<double>(probe_iterations) * factor)));
+    elapsed = timed_run(runner, mode, probe_iterations);
+    timing.calibration_s += elapsed;
+  }
+  auto extrapolate = [&](std::int64_t iterations, double total_s) {
+    const double rate_s = total_s / static_cast<double>(iterations);
+    return std::max<std::int64_t>(
+        iterations, static_cast<std::int64_t>(std::ceil(1.1 * options.min_time_s / rate_s)));
+  };
+  timing.iterations = extrapolate(probe_iterations, elapsed);
 
+  // Every run of the calibrated count is a measurement. Should one fall short of min_time_s (the
+  // probe saw a faster rate, e.g. a cache-resident regime), it is discarded as calibration and
+  // the count re-extrapolated from it; the count only grows, so this ends.
   std::vector<double> per_iteration;
-  for (int r = 0; r < options.repeats; ++r) {
+  while (static_cast<int>(per_iteration.size()) < options.repeats) {
     const double total = timed_run(runner, mode, timing.iterations);
+    if (total < options.min_time_s) {
+      timing.calibration_s += total;
+      timing.measurements_s.clear();
+      per_iteration.clear();
+      timing.iterations = std::max(timing.iterations + 1, extrapolate(timing.iterations, total));
+      continue;
+    }
     timing.measurements_s.push_back(total);
     per_iteration.push_back(total / static_cast<double>(timing.iterations));
   }

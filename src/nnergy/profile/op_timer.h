@@ -28,15 +28,16 @@ struct OpTiming {
   double mean_s = 0;                   ///< mean time of one iteration over the measurements, s
   double stddev_s = 0;                 ///< sample σ of the per-iteration time (0 for 1 repeat), s
   std::int64_t iterations = 0;         ///< iterations in each measurement (>= 1)
-  double calibration_s = 0;            ///< duration of the calibration run that fixed `iterations`
-                                       ///< (>= min_time_s), s
+  double calibration_s = 0;            ///< time spent calibrating: probe runs and any measurement
+                                       ///< discarded for lasting less than min_time_s, s
   std::vector<double> measurements_s;  ///< total duration of each measurement, s
 };
 
-/// Warms `runner` up, finds the iteration count whose run lasts at least `options.min_time_s`
-/// (growing it geometrically, then adding 10 % margin), and runs `options.repeats` measurements
-/// of that count. Wall-clock time (std::chrono::steady_clock). Throws InvalidInput for invalid
-/// options, and whatever OpRunner::run throws.
+/// Warms `runner` up, probes the rate with runs of about min_time_s / 10, extrapolates the
+/// iteration count whose run lasts at least `options.min_time_s` (plus 10 % margin), and keeps
+/// `options.repeats` measurements of that count, each at least min_time_s long. Wall-clock time
+/// (std::chrono::steady_clock). Throws InvalidInput for invalid options, and whatever OpRunner::run
+/// throws.
 OpTiming time_op(OpRunner& runner, Mode mode, const TimingOptions& options);
 
 /// As above with `min_time_s` and the other options at their defaults.

@@ -518,15 +518,16 @@ std::unique_ptr<OpRunner> OpRunner::build(const graph::Network& network, const g
 namespace {
 
 const std::vector<std::string>& glue_ops() {
-  static const std::vector<std::string> ops = {"Clip",    "Concat",   "Dropout",
-                                               "Flatten", "Identity", "Reshape"};
+  static const std::vector<std::string> ops = {"Clip",     "Concat", "Dropout", "Flatten",
+                                               "Identity", "Pad",    "Reshape"};
   return ops;
 }
 
 // Layout and glue nodes a network needs between its compute ops. The IR keeps static shapes
 // but not constant values, so Reshape and Flatten take their output shape from the IR, and Clip
 // with bound inputs is ReLU6 (0, 6), the only Clip the zoo's CNNs use; bounds do not change its
-// time.
+// time. Constant-mode Pad takes its per-dimension padding from the output shape; the split
+// between the start and the end of a dimension is not known, and does not change the time.
 Forward glue_forward(const Network& net, const Node& node) {
   const std::string& op = node.op_type;
   if (op == "Dropout" || op == "Identity") {
@@ -541,6 +542,24 @@ Forward glue_forward(const Network& net, const Node& node) {
     const double high = attribute_float(node, "max", 6.0);
     return [low, high](const std::vector<torch::Tensor>& in, bool) {
       return torch::clamp(in[0], low, high);
+    };
+  }
+  if (op == "Pad") {
+    const std::string mode = attribute_string(node, "mode", "constant");
+    if (mode != "constant") reject(node, "Pad mode '" + mode + "' not supported (only constant)");
+    const Shape from = net.tensor(node.inputs.at(0)).shape;
+    const Shape to = net.tensor(node.outputs.at(0)).shape;
+    if (from.size() != to.size()) reject(node, "Pad changes the rank");
+    // torch's pad list runs from the last dimension to the first, (start, end) for each.
+    std::vector<std::int64_t> pads;
+    for (std::size_t d = from.size(); d-- > 0;) {
+      const std::int64_t total = to[d] - from[d];
+      if (total < 0) reject(node, "Pad with negative padding (cropping) not supported");
+      pads.push_back(total / 2);
+      pads.push_back(total - total / 2);
+    }
+    return [pads](const std::vector<torch::Tensor>& in, bool) {
+      return torch::constant_pad_nd(in[0], pads, 0);
     };
   }
   if (op == "Concat") {

@@ -1,0 +1,66 @@
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "nnergy/dataset/op_record.h"
+#include "nnergy/device/device_spec.h"
+#include "nnergy/predict/feature_matrix.h"
+
+/// Encoding of (op, mode, device, clock, dtype) into a fixed-length vector of named features
+/// (seed 000 §5.2 and Fig. 5.1; seed 004 Eq. 1 and §3.1; seed 000 §7.2 for device descriptors).
+namespace nnergy::features {
+
+/// Where and how the op runs: what one feature row describes besides the op itself.
+struct FeatureContext {
+  const device::DeviceSpec* device = nullptr;  ///< descriptors, roofline and analytical terms
+  double clock_mhz = 0;                        ///< core clock, MHz; 0 = the device's boost clock
+  std::string dtype = "fp32";                  ///< measured precision, e.g. "fp32", "fp16"
+  bool training = false;                       ///< forward + backward instead of inference
+};
+
+/// A feature schema and the function that fills it. The schema (which op kinds get a one-hot
+/// column, how many attribute and shape slots there are) is fixed by fit() from the ops of a
+/// dataset and saved with every model (to_json), so that a model and its features always agree.
+///
+/// Columns the regressors rely on by name (always present):
+///   flop_count, byte_count, parameter_count, kernel_count   (of the mode's passes)
+///   intensity_flop_per_byte, roofline_time_s                (the bound max(W/π(f), Q/β))
+///   analytical_time_s, analytical_power_w                   (predict::AnalyticalPredictor)
+///   log_flop_count, log_byte_count, log_roofline_time_s     (natural logs of 1 + value)
+///   core_clock_mhz, training (0/1)
+///   device_peak_flop_per_s, device_bandwidth_byte_per_s, device_sm_count, device_tdp_w
+/// plus `op=<type>` one-hots, `attr:<name>[<i>]` with `attr:<name>[<i>]:present` flags, and
+/// `input<k>_dim<d>` with `input<k>_dim<d>:present` flags (padded to the schema's maximum).
+/// Thread-safe after construction.
+class FeatureEncoder {
+ public:
+  /// Builds the schema from the ops that will be encoded (op kinds sorted by name).
+  static FeatureEncoder fit(std::span<const dataset::OpRecord> ops);
+  /// Restores a schema written by to_json; throws InvalidInput naming what is malformed.
+  static FeatureEncoder from_json(const nlohmann::json& schema);
+  nlohmann::json to_json() const;
+
+  /// Column names, in order.
+  const std::vector<std::string>& names() const { return names_; }
+  /// An empty matrix with these columns.
+  predict::FeatureMatrix empty_matrix() const;
+  /// The feature row of `op` in `context`. An op kind outside the schema gets all one-hots 0;
+  /// attributes or dimensions beyond the schema's slots are dropped. Throws InvalidInput when
+  /// the op's stored JSON is malformed or `context.device` is null.
+  std::vector<double> encode(const dataset::OpRecord& op, const FeatureContext& context) const;
+  /// Appends encode(op, context) to `matrix` with the op type as family.
+  void append(predict::FeatureMatrix& matrix, const dataset::OpRecord& op,
+              const FeatureContext& context) const;
+
+ private:
+  std::vector<std::string> names_;
+  std::vector<std::string> op_types_;                                 ///< one-hot columns
+  std::vector<std::pair<std::string, std::size_t>> attribute_slots_;  ///< (name, slots)
+  std::vector<std::size_t> input_rank_slots_;                         ///< dims per input k
+};
+
+}  // namespace nnergy::features
