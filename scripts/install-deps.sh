@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages nnergy builds against. Idempotent and non-interactive:
 # packages already present are not touched, and apt runs only when something is missing.
 #   scripts/install-deps.sh            build + test dependencies (LibTorch, CPU, for profile/)
-#   scripts/install-deps.sh --tools    also what tools/ needs (Debian's torch, torchvision, onnx)
+#   scripts/install-deps.sh --tools    also what tools/ needs (Debian's torch, torchvision, onnx, sklearn)
 set -euo pipefail
 
 packages=(
@@ -14,7 +14,7 @@ packages=(
   libtorch-dev libopenblas0-openmp
 )
 if [[ "${1:-}" == "--tools" ]]; then
-  packages+=(python3-torch python3-torchvision python3-onnx librsvg2-bin)
+  packages+=(python3-torch python3-torchvision python3-onnx python3-sklearn librsvg2-bin)
 fi
 
 missing=()

@@ -141,7 +141,7 @@ std::string plan_text(const profile::CampaignPlan& plan, const profile::Campaign
       fmt::format("total: {} measurements to take, {} already measured, {} left to other shards\n",
                   plan.pending.size(), plan.skipped, plan.other_shards);
   out +=
-      fmt::format("estimated duration: {} ({} measurements x ({} repeats + 2) x {} s min time)\n",
+      fmt::format("estimated duration: {} ({} measurements x ({} repeats + 1) x {} s min time)\n",
                   duration_text(profile::estimated_duration_s(plan, c)), plan.pending.size(),
                   c.repeats, c.min_time_s);
   return out;

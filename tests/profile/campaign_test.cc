@@ -126,7 +126,7 @@ TEST_F(CampaignTest, PlanHasOneMeasurementPerUniqueOpAndMode) {
     keys.insert(m.key);
   }
   EXPECT_EQ(keys.size(), plan.pending.size());
-  EXPECT_DOUBLE_EQ(estimated_duration_s(plan, o), 6 * (1 + 2) * 0.002);
+  EXPECT_DOUBLE_EQ(estimated_duration_s(plan, o), 6 * (1 + 1) * 0.002);
 }
 
 TEST_F(CampaignTest, SharedOpsAreMeasuredOnceForTheFirstNetwork) {

@@ -108,9 +108,11 @@ std::vector<OpCase> op_cases() {
   c.push_back({"LayerNorm",
                single_node("LayerNormalization", {{{2, 5, 16}}, {{16}, kParam}, {{16}, kParam}},
                            {2, 5, 16}, {{"axis", std::int64_t{-1}}})});
-  for (const char* op : {"Relu", "Sigmoid", "Tanh", "HardSwish"}) {
+  for (const char* op : {"Relu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid"}) {
     c.push_back({op, single_node(op, {{{2, 3, 4, 4}}}, {2, 3, 4, 4})});
   }
+  c.push_back({"HardSigmoidTorchvision", single_node("HardSigmoid", {{{2, 16}}}, {2, 16},
+                                                     {{"alpha", 1.0 / 6.0}, {"beta", 0.5}})});
   c.push_back({"Gelu", single_node("Gelu", {{{2, 16}}}, {2, 16})});
   c.push_back({"GeluTanh",
                single_node("Gelu", {{{2, 16}}}, {2, 16}, {{"approximate", std::string("tanh")}})});

@@ -245,7 +245,7 @@ CampaignPlan plan_campaign(const CampaignOptions& options, std::vector<graph::Ne
 }
 
 double estimated_duration_s(const CampaignPlan& plan, const CampaignOptions& options) {
-  return static_cast<double>(plan.pending.size()) * (options.repeats + 2) * options.min_time_s;
+  return static_cast<double>(plan.pending.size()) * (options.repeats + 1) * options.min_time_s;
 }
 
 CampaignSummary run_campaign(const CampaignPlan& plan, const CampaignOptions& options,

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -313,6 +314,17 @@ Forward forward_for(const Network& net, const Node& node) {
   if (op == "HardSwish") {
     return unary([](const torch::Tensor& x) { return torch::hardswish(x); });
   }
+  if (op == "HardSigmoid") {
+    // ONNX: max(0, min(1, alpha·x + beta)), alpha 0.2 by default; PyTorch's fused kernel is
+    // alpha 1/6, beta 0.5, which is what torchvision exports. Other slopes run the formula.
+    const double alpha = attribute_float(node, "alpha", 0.2);
+    const double beta = attribute_float(node, "beta", 0.5);
+    if (std::abs(alpha - 1.0 / 6.0) < 1e-6 && std::abs(beta - 0.5) < 1e-9) {
+      return unary([](const torch::Tensor& x) { return torch::hardsigmoid(x); });
+    }
+    return unary(
+        [alpha, beta](const torch::Tensor& x) { return torch::clamp(x * alpha + beta, 0.0, 1.0); });
+  }
   if (op == "Gelu") {
     const std::string approximate = attribute_string(node, "approximate", "none");
     if (approximate != "none" && approximate != "tanh") {
@@ -352,6 +364,7 @@ const std::vector<std::string>& supported_list() {
                                   "Gelu",
                                   "Gemm",
                                   "GlobalAveragePool",
+                                  "HardSigmoid",
                                   "HardSwish",
                                   "LayerNormalization",
                                   "MatMul",
