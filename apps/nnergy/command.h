@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "nnergy/predict/regressor.h"
+
 namespace nnergy::cli {
 
 /// What a subcommand run produces: the whole stdout text, written only after the run succeeded
@@ -28,5 +30,10 @@ void add_monitor_command(CLI::App& app, CommandRun* selected, const std::string&
 void add_profile_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 #endif
 void add_dataset_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
+void add_train_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
+void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
+
+/// Every regressor of this build: the standard ones, plus the LibTorch ones where built.
+predict::RegressorRegistry available_regressors();
 
 }  // namespace nnergy::cli

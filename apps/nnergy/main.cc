@@ -12,9 +12,10 @@
 namespace {
 
 #ifdef NNERGY_HAVE_TORCH
-constexpr const char* kCommands = "predict, zoo, devices, monitor, profile, dataset";
+constexpr const char* kCommands =
+    "predict, zoo, devices, monitor, profile, dataset, train, evaluate";
 #else
-constexpr const char* kCommands = "predict, zoo, devices, monitor, dataset";
+constexpr const char* kCommands = "predict, zoo, devices, monitor, dataset, train, evaluate";
 #endif
 
 int fail(nnergy::ExitCode code, const std::string& message) {
@@ -52,6 +53,8 @@ int main(int argc, char** argv) {
   nnergy::cli::add_profile_command(app, &run, command_line);
 #endif
   nnergy::cli::add_dataset_command(app, &run, command_line);
+  nnergy::cli::add_train_command(app, &run, command_line);
+  nnergy::cli::add_evaluate_command(app, &run, command_line);
 
   try {
     app.parse(static_cast<int>(own_args.size()), own_args.data());

@@ -2,6 +2,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +14,8 @@
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/graph/zoo.h"
+#include "nnergy/learn/learned_predictor.h"
+#include "nnergy/learn/model_file.h"
 #include "nnergy/network/clock_sweep.h"
 #include "nnergy/report/prediction_report.h"
 
@@ -19,9 +23,12 @@ namespace nnergy::cli {
 
 namespace {
 
+constexpr const char* kDefaultDevice = "a100-40gb";
+
 struct PredictOptions {
   std::string model;
-  std::string device = "a100-40gb";
+  std::optional<std::string> device;
+  std::string predictor = "analytical";
   std::string devices_file;
   std::string mode = "inference";
   std::int64_t batch = 1;
@@ -95,7 +102,20 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
   const std::filesystem::path data_dir = data_directory();
   device::DeviceCatalog catalog = device::DeviceCatalog::load_default(data_dir);
   if (!o.devices_file.empty()) catalog.merge(device::DeviceCatalog::load(o.devices_file));
-  const device::DeviceSpec& device = catalog.find(o.device);
+  // A model file is loaded first: its device is the default device.
+  std::shared_ptr<const learn::ModelFile> model;
+  if (o.predictor != "analytical") {
+    if (!std::filesystem::is_regular_file(o.predictor)) {
+      throw InvalidInput(fmt::format(
+          "--predictor {}: expected `analytical` or a model file written by `nnergy train`; no "
+          "such file",
+          o.predictor));
+    }
+    model = std::make_shared<const learn::ModelFile>(
+        learn::ModelFile::load(o.predictor, available_regressors()));
+  }
+  const device::DeviceSpec& device = catalog.find(
+      o.device.value_or(model ? model->device().catalog_id : std::string(kDefaultDevice)));
 
   network::PredictionSettings settings;
   settings.mode = predict::parse_mode(o.mode, "--mode");
@@ -121,14 +141,24 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
 
   const network::CostedNetwork costed(net);
   const predict::AnalyticalPredictor analytical(device);
+  std::optional<learn::LearnedPredictor> learned;
   report::PredictionReport report;
+  std::vector<double> clocks = {settings.point.clock_mhz};
+  if (o.sweep) clocks = sweep_clocks_for(device, o.sweep_step_mhz);
+  if (model) {
+    learned.emplace(model, device, o.predictor);
+    learned->check_applicable(settings.mode, settings.point.precision);
+    learned->precompute(net, settings.mode, settings.point.precision, clocks);
+    report.sources = report::FigureSources{learned->time_source(), learned->power_source()};
+    report.caveats = learned->caveats(net, clocks);
+  }
+  const predict::OpPredictor& predictor =
+      learned ? static_cast<const predict::OpPredictor&>(*learned) : analytical;
   report.network = &net;
   report.device = &device;
-  report.prediction = network::predict_network(costed, analytical, analytical, settings);
-  if (o.sweep) {
-    report.sweep = network::sweep_clocks(costed, analytical, analytical, settings,
-                                         sweep_clocks_for(device, o.sweep_step_mhz));
-  }
+  report.prediction = network::predict_network(costed, predictor, analytical, settings);
+  if (o.sweep)
+    report.sweep = network::sweep_clocks(costed, predictor, analytical, settings, clocks);
   if (o.error) {
     report.energy_precision = report::EnergyPrecision{
         *o.error, *o.alpha,
@@ -139,6 +169,10 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
   report.context.add("network", {{"name", net.name}, {"source", net.source}})
       .add("device", {{"id", device.id}, {"name", device.name}, {"catalog", catalog.sources()}})
       .add("predictor", report.prediction.predictor_name)
+      .add("predictor_file", model ? nlohmann::ordered_json(o.predictor) : nullptr)
+      .add("models", {{"time", report.sources ? report.sources->time : "analytical"},
+                      {"power", report.sources ? report.sources->power : "analytical"},
+                      {"energy", "time × power"}})
       .add("mode", predict::to_string(settings.mode))
       .add("batch", settings.batch)
       .add("precision", std::string(device::to_string(settings.point.precision)))
@@ -159,10 +193,15 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
   CLI::App* cmd = app.add_subcommand(
       "predict",
       "Predict per-layer and total time, power and energy of a network on a GPU from its "
-      "architecture (analytical roofline + archline model)");
+      "architecture (analytical roofline + archline model, or a learned model file)");
   cmd->add_option("model", options->model, "zoo name (see `nnergy zoo`) or path to an .onnx file")
       ->required();
-  cmd->add_option("--device", options->device, "device id or alias (see `nnergy devices`)")
+  cmd->add_option("--device", options->device,
+                  fmt::format("device id or alias (see `nnergy devices`); default: the model "
+                              "file's device with --predictor FILE, else {}",
+                              kDefaultDevice));
+  cmd->add_option("--predictor", options->predictor,
+                  "analytical, or a model file written by `nnergy train` (.nnp)")
       ->capture_default_str();
   cmd->add_option("--devices-file", options->devices_file,
                   "extra device catalog (JSON) whose devices replace or add to the built-in ones");

@@ -1,10 +1,9 @@
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "nnergy/dataset/op_record.h"
 #include "nnergy/device/device_spec.h"
@@ -35,9 +34,23 @@ struct FeatureContext {
 ///   device_peak_flop_per_s, device_bandwidth_byte_per_s, device_sm_count, device_tdp_w
 /// plus `op=<type>` one-hots, `attr:<name>[<i>]` with `attr:<name>[<i>]:present` flags, and
 /// `input<k>_dim<d>` with `input<k>_dim<d>:present` flags (padded to the schema's maximum).
+///
+/// Details: the mode's passes are the inference pass, or training forward + backward (flops,
+/// bytes and kernels summed). π(f) = datasheet peak · f/f_boost of the units that run the op
+/// (the precision's for matrix ops, the vector units — fp64 for fp64, fp32 otherwise — for the
+/// rest, as predict::AnalyticalPredictor chooses; fp32's when the device lists none), β the
+/// datasheet bandwidth; intensity is 0 for an op that moves no bytes. analytical_power_w is the
+/// mode's total energy over its total time (0 for an op with no work). device_peak_flop_per_s
+/// is the peak of the context's precision (fp32's when the device lists none). A padded or
+/// absent entry is -1 with its flag 0 (seed 000 Fig. 5.1). Attributes are encoded when they are
+/// numbers, booleans (0/1) or lists of numbers; string attributes (Pad's mode, auto_pad) and
+/// anything else are skipped, in fit() and encode() alike.
 /// Thread-safe after construction.
 class FeatureEncoder {
  public:
+  /// Version of the schema JSON written by to_json and read by from_json.
+  static constexpr int kSchemaVersion = 1;
+
   /// Builds the schema from the ops that will be encoded (op kinds sorted by name).
   static FeatureEncoder fit(std::span<const dataset::OpRecord> ops);
   /// Restores a schema written by to_json; throws InvalidInput naming what is malformed.
@@ -50,9 +63,11 @@ class FeatureEncoder {
   predict::FeatureMatrix empty_matrix() const;
   /// The feature row of `op` in `context`. An op kind outside the schema gets all one-hots 0;
   /// attributes or dimensions beyond the schema's slots are dropped. Throws InvalidInput when
-  /// the op's stored JSON is malformed or `context.device` is null.
+  /// the op's stored JSON or op class is malformed, `context.device` is null, the clock is
+  /// negative or not finite, or the dtype is not a precision (device/precision.h).
   std::vector<double> encode(const dataset::OpRecord& op, const FeatureContext& context) const;
-  /// Appends encode(op, context) to `matrix` with the op type as family.
+  /// Appends encode(op, context) to `matrix` with the op type as family. Throws InvalidInput
+  /// when `matrix` has other columns than names().
   void append(predict::FeatureMatrix& matrix, const dataset::OpRecord& op,
               const FeatureContext& context) const;
 
@@ -61,6 +76,9 @@ class FeatureEncoder {
   std::vector<std::string> op_types_;                                 ///< one-hot columns
   std::vector<std::pair<std::string, std::size_t>> attribute_slots_;  ///< (name, slots)
   std::vector<std::size_t> input_rank_slots_;                         ///< dims per input k
+
+  /// Fills names_ from the op types, attribute slots and input rank slots.
+  void build_names();
 };
 
 }  // namespace nnergy::features

@@ -1,5 +1,9 @@
 #include "nnergy/graph/op_cost.h"
 
+#include <string>
+
+#include "nnergy/core/error.h"
+
 namespace nnergy::graph {
 
 std::string_view to_string(OpClass op_class) {
@@ -22,6 +26,17 @@ std::string_view to_string(OpClass op_class) {
       return "unknown";
   }
   return "unknown";
+}
+
+OpClass parse_op_class(std::string_view name, std::string_view where) {
+  for (const OpClass op_class :
+       {OpClass::kMatrix, OpClass::kElementwise, OpClass::kNormalization, OpClass::kPooling,
+        OpClass::kDataMovement, OpClass::kView, OpClass::kShape, OpClass::kUnknown}) {
+    if (to_string(op_class) == name) return op_class;
+  }
+  throw InvalidInput(std::string(where) + ": unknown op class '" + std::string(name) +
+                     "'; accepted: matrix, elementwise, normalization, pooling, data-movement, "
+                     "view, shape, unknown");
 }
 
 PassCost& PassCost::operator+=(const PassCost& other) {

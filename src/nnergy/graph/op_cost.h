@@ -20,6 +20,8 @@ enum class OpClass {
 /// "matrix", "elementwise", "normalization", "pooling", "data-movement", "view", "shape",
 /// "unknown".
 std::string_view to_string(OpClass op_class);
+/// Parses the names to_string gives; throws InvalidInput naming `where` otherwise.
+OpClass parse_op_class(std::string_view name, std::string_view where);
 
 /// Work of one pass of an operator.
 struct PassCost {

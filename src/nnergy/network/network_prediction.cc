@@ -1,5 +1,7 @@
 #include "nnergy/network/network_prediction.h"
 
+#include <algorithm>
+#include <cmath>
 #include <set>
 #include <unordered_map>
 
@@ -32,6 +34,7 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
   result.settings = settings;
 
   std::vector<std::optional<predict::OpEstimate>> cache(costed.unique_count());
+  std::vector<double> occurrences(costed.unique_count(), 0.0);
   std::set<std::string> unknown;
   std::set<std::size_t> unique_seen;
   const auto& nodes = network.nodes();
@@ -48,6 +51,7 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
       cache[unique] = predictor.predict({network, node, cost, settings.mode, settings.point});
     }
     const predict::OpEstimate& estimate = *cache[unique];
+    occurrences[unique] += 1;
     LayerPrediction layer;
     layer.node_index = n;
     layer.name = node.name;
@@ -69,6 +73,9 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
     layer.known_op = cost.known;
     layer.compute_bound = estimate.compute_bound;
     layer.power_capped = estimate.power_capped;
+    layer.time_std_s = estimate.time_std_s;
+    layer.power_std_w = estimate.power_std_w;
+    layer.energy_std_j = estimate.energy_std_j;
     if (!cost.known) unknown.insert(node.op_type);
     result.layers.push_back(std::move(layer));
   }
@@ -119,6 +126,24 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
   totals.parameters = network.parameter_count();
   totals.power_w = totals.time_s > 0 ? totals.energy_j / totals.time_s : 0;
   totals.edp_j_s = totals.energy_j * totals.time_s;
+  // Uncertainty propagation; the assumptions are stated at NetworkTotals.
+  double time_variance = 0;
+  double energy_variance = 0;
+  double time_energy_covariance = 0;
+  for (std::size_t u = 0; u < cache.size(); ++u) {
+    if (!cache[u]) continue;
+    const predict::OpEstimate& e = *cache[u];
+    const double n = occurrences[u];
+    time_variance += n * n * e.time_std_s * e.time_std_s;
+    energy_variance += n * n * e.energy_std_j * e.energy_std_j;
+    time_energy_covariance += n * n * e.power_w * e.time_std_s * e.time_std_s;
+  }
+  totals.time_std_s = std::sqrt(time_variance);
+  totals.energy_std_j = std::sqrt(energy_variance);
+  totals.edp_std_j_s =
+      std::sqrt(std::max(0.0, totals.time_s * totals.time_s * energy_variance +
+                                  totals.energy_j * totals.energy_j * time_variance +
+                                  2 * totals.energy_j * totals.time_s * time_energy_covariance));
   totals.energy_per_sample_j =
       settings.batch > 0 ? totals.energy_j / static_cast<double>(settings.batch) : 0;
   return result;

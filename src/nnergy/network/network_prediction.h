@@ -44,9 +44,21 @@ struct LayerPrediction {
   bool known_op = true;     ///< false: memory-bound fallback
   bool compute_bound = false;
   bool power_capped = false;
+  /// 1σ uncertainty of one occurrence's time, power and energy (predict::OpEstimate); 0 = unknown.
+  double time_std_s = 0;
+  double power_std_w = 0;
+  double energy_std_j = 0;
 };
 
 /// Network totals per iteration (seed 004 Eqs. 3–5).
+///
+/// Uncertainties (1σ, 0 = unknown) propagate the per-op uncertainties to first order under one
+/// assumption: the error of an op's prediction is the same for every occurrence of that op
+/// (fully correlated: the same model sees the same features), and the errors of different unique
+/// ops are independent. Hence σ_T² = Σ_u (n_u·σ_t,u)² over unique ops u occurring n_u times, the
+/// same for σ_E, and σ_EDP² = T²σ_E² + E²σ_T² + 2·E·T·Σ_u n_u²·P_u·σ_t,u² (E = t·P: an op's
+/// energy error follows its time error). Ops whose predictor gives no uncertainty (the
+/// analytical model, the optimizer step) add nothing, so the figures are then a lower bound.
 struct NetworkTotals {
   double time_s = 0;    ///< T = Σ count·t
   double energy_j = 0;  ///< E = Σ count·t·P
@@ -57,6 +69,9 @@ struct NetworkTotals {
   double flops = 0;
   double bytes = 0;
   std::int64_t parameters = 0;
+  double time_std_s = 0;    ///< σ_T
+  double energy_std_j = 0;  ///< σ_E
+  double edp_std_j_s = 0;   ///< σ_EDP
 };
 
 /// The whole prediction of a network at one operating point.

@@ -42,6 +42,11 @@ struct OpEstimate {
   double forward_time_s = 0;   ///< part of time_s spent in the forward pass
   bool compute_bound = false;  ///< the compute term of the roofline dominated (largest pass)
   bool power_capped = false;   ///< the estimate hit the device's power limit
+  /// 1σ uncertainties as the predictor estimates them, same units; 0 = unknown (the analytical
+  /// model gives none).
+  double time_std_s = 0;
+  double power_std_w = 0;
+  double energy_std_j = 0;
 };
 
 /// Predicts operations. Implementations are stateless after construction and thread-safe.

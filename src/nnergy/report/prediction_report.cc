@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "nnergy/core/error.h"
@@ -50,9 +51,28 @@ std::vector<std::string> notes(const PredictionReport& report) {
   const device::DeviceSpec& device = *report.device;
   const device::ArchlineParameters archline = device.archline_for(p.settings.point.precision);
   std::vector<std::string> out;
-  out.push_back(
-      fmt::format("all times, powers and energies are predicted by the {} model, not measured: {}",
-                  p.predictor_name, p.predictor_description));
+  if (report.sources) {
+    out.push_back(fmt::format(
+        "all figures are predicted, not measured: times by {}, powers by {}, energy = time × "
+        "power (seed 000 §5.1){} — {}",
+        report.sources->time, report.sources->power,
+        p.optimizer_step_included ? "; the optimizer step by the analytical model" : "",
+        p.predictor_description));
+  } else {
+    out.push_back(fmt::format(
+        "all times, powers and energies are predicted by the {} model, not measured: {}",
+        p.predictor_name, p.predictor_description));
+  }
+  if (p.totals.time_std_s > 0 || p.totals.energy_std_j > 0) {
+    out.push_back(
+        "± figures are 1σ model uncertainties, propagated assuming that all occurrences of an op "
+        "share one error and that different ops' errors are independent; figures without an "
+        "uncertainty (the optimizer step, analytical powers) add none, so they are a lower "
+        "bound");
+  } else {
+    out.push_back("the predictor gives no uncertainty: figures carry no ± interval");
+  }
+  for (const std::string& caveat : report.caveats) out.push_back(caveat);
   out.push_back(fmt::format(
       "archline {} parameters of {}: eps_flop {:.2f} pJ/flop, eps_mem {:.2f} pJ/B, pi0 {:.1f} W "
       "({}) — {}",
@@ -102,6 +122,9 @@ ordered_json layer_json(const LayerPrediction& layer, double total_energy_j) {
   j["known_op"] = layer.known_op;
   j["compute_bound"] = layer.compute_bound;
   j["power_capped"] = layer.power_capped;
+  j["time_std_s"] = layer.time_std_s;
+  j["power_std_w"] = layer.power_std_w;
+  j["energy_std_j"] = layer.energy_std_j;
   return j;
 }
 
@@ -116,6 +139,9 @@ ordered_json totals_json(const network::NetworkTotals& t) {
   j["flops"] = t.flops;
   j["bytes"] = t.bytes;
   j["parameters"] = t.parameters;
+  j["time_std_s"] = t.time_std_s;
+  j["energy_std_j"] = t.energy_std_j;
+  j["edp_std_j_s"] = t.edp_std_j_s;
   return j;
 }
 
@@ -140,15 +166,24 @@ std::string layers_table(const PredictionReport& report, const TextOptions& opti
   table.add_column("power W", A::kRight);
   table.add_column("energy mJ", A::kRight);
   table.add_column("share %", A::kRight);
+  const bool with_std = std::any_of(p.layers.begin(), p.layers.end(),
+                                    [](const LayerPrediction& l) { return l.time_std_s > 0; });
+  if (with_std) table.add_column("σ time ms", A::kRight);
   double shown_energy = 0;
   for (std::size_t i = 0; i < shown; ++i) {
     const LayerPrediction& l = p.layers[order[i]];
     shown_energy += l.energy_j;
-    table.add_row({layer_label(l), l.op_type + markers(l), graph::to_string(l.output_shape),
-                   fmt::format("{:.3f}", l.flops / 1e9), fmt::format("{:.2f}", l.bytes / 1e6),
-                   fmt::format("{:.4f}", l.time_s * 1e3), fmt::format("{:.0f}", l.power_w),
-                   fmt::format("{:.3f}", l.energy_j * 1e3),
-                   fmt::format("{:.2f}", 100 * l.energy_j / p.totals.energy_j)});
+    std::vector<std::string> row = {layer_label(l),
+                                    l.op_type + markers(l),
+                                    graph::to_string(l.output_shape),
+                                    fmt::format("{:.3f}", l.flops / 1e9),
+                                    fmt::format("{:.2f}", l.bytes / 1e6),
+                                    fmt::format("{:.4f}", l.time_s * 1e3),
+                                    fmt::format("{:.0f}", l.power_w),
+                                    fmt::format("{:.3f}", l.energy_j * 1e3),
+                                    fmt::format("{:.2f}", 100 * l.energy_j / p.totals.energy_j)};
+    if (with_std) row.push_back(fmt::format("{:.4f}", l.time_std_s * 1e3));
+    table.add_row(std::move(row));
   }
   std::string out = fmt::format("Per layer, {} ({} of {} layers; --top 0 lists all):\n",
                                 options.sort_by_energy ? "by energy" : "in network order", shown,
@@ -168,6 +203,45 @@ std::string layers_table(const PredictionReport& report, const TextOptions& opti
   return out;
 }
 
+// How sure the sweep is of one optimum, in one line.
+std::string confidence_text(const std::string& what, const network::OptimumConfidence& c,
+                            const std::vector<network::ClockPoint>& points) {
+  if (!c.uncertainty_known) {
+    return fmt::format("{} optimum: no uncertainty from this predictor, so no confidence\n", what);
+  }
+  if (c.indistinguishable.size() <= 1) {
+    return fmt::format(
+        "{} optimum: clear — the runner-up ({:g} MHz) is {:.1f}σ worse and no other clock's 1σ "
+        "interval overlaps the optimum's\n",
+        what, points[c.runner_up].clock_mhz, c.margin_sigma);
+  }
+  return fmt::format(
+      "{} optimum: uncertain — the runner-up ({:g} MHz) is {:.1f}σ worse; {} clocks from {:g} to "
+      "{:g} MHz have 1σ intervals overlapping the optimum's (intervals taken as independent, "
+      "which overstates the doubt: one model's errors are shared across clocks)\n",
+      what, points[c.runner_up].clock_mhz, c.margin_sigma, c.indistinguishable.size(),
+      points[c.indistinguishable.front()].clock_mhz, points[c.indistinguishable.back()].clock_mhz);
+}
+
+nlohmann::ordered_json confidence_json(const network::OptimumConfidence& c,
+                                       const std::vector<network::ClockPoint>& points) {
+  ordered_json clocks = ordered_json::array();
+  for (const std::size_t i : c.indistinguishable) clocks.push_back(points[i].clock_mhz);
+  ordered_json j;
+  j["uncertainty_known"] = c.uncertainty_known;
+  j["runner_up_clock_mhz"] = points[c.runner_up].clock_mhz;
+  j["margin_sigma"] =
+      std::isfinite(c.margin_sigma) ? ordered_json(c.margin_sigma) : ordered_json(nullptr);
+  j["overlaps_runner_up"] = c.overlaps_runner_up;
+  j["indistinguishable_clocks_mhz"] = clocks;
+  return j;
+}
+
+std::string with_std(double value, double stddev, const std::string& unit) {
+  if (!(stddev > 0)) return format_quantity(value, unit);
+  return format_quantity(value, unit) + " ± " + format_quantity(stddev, unit);
+}
+
 std::string sweep_table(const PredictionReport& report) {
   const network::ClockSweep& sweep = *report.sweep;
   const auto& pts = sweep.points;
@@ -180,6 +254,8 @@ std::string sweep_table(const PredictionReport& report) {
   table.add_column("power W", A::kRight);
   table.add_column("energy J", A::kRight);
   table.add_column("EDP J·s", A::kRight);
+  const bool with_std = sweep.energy_confidence.uncertainty_known;
+  if (with_std) table.add_column("σ energy J", A::kRight);
   table.add_column("", A::kLeft);
   std::size_t rows = 0;
   for (std::size_t i = 0; i < pts.size(); ++i) {
@@ -189,10 +265,13 @@ std::string sweep_table(const PredictionReport& report) {
     std::string tag;
     if (energy_opt) tag += "<- energy-optimal ";
     if (edp_opt) tag += "<- EDP-optimal";
-    table.add_row({fmt::format("{:g}", pts[i].clock_mhz),
-                   fmt::format("{:.3f}", pts[i].time_s * 1e3),
-                   fmt::format("{:.0f}", pts[i].power_w), fmt::format("{:.4f}", pts[i].energy_j),
-                   fmt::format("{:.4g}", pts[i].edp_j_s), tag});
+    std::vector<std::string> row = {
+        fmt::format("{:g}", pts[i].clock_mhz), fmt::format("{:.3f}", pts[i].time_s * 1e3),
+        fmt::format("{:.0f}", pts[i].power_w), fmt::format("{:.4f}", pts[i].energy_j),
+        fmt::format("{:.4g}", pts[i].edp_j_s)};
+    if (with_std) row.push_back(fmt::format("{:.4f}", pts[i].energy_std_j));
+    row.push_back(tag);
+    table.add_row(std::move(row));
     ++rows;
   }
   const auto& e = pts[sweep.energy_optimal];
@@ -213,6 +292,8 @@ std::string sweep_table(const PredictionReport& report) {
       "{:g} MHz\n",
       d.clock_mhz, format_quantity(d.energy_j, "J"), 100 * (d.energy_j / top.energy_j - 1),
       100 * (d.time_s / top.time_s - 1), top.clock_mhz);
+  out += confidence_text("energy", sweep.energy_confidence, pts);
+  out += confidence_text("EDP", sweep.edp_confidence, pts);
   return out;
 }
 
@@ -233,7 +314,12 @@ std::string render_text(const PredictionReport& report, const TextOptions& optio
   out += fmt::format("  device {} ({}), core clock {}, TDP {:g} W, idle {:g} W\n", device.name,
                      device.id, clock_text(device, p.settings.point.clock_mhz), device.tdp_w,
                      device.idle_w);
-  out += fmt::format("  predictor: {}\n\n", p.predictor_name);
+  out += fmt::format("  predictor: {}\n", p.predictor_name);
+  if (report.sources) {
+    out += fmt::format("    time: {}\n    power: {}\n    energy: time × power\n",
+                       report.sources->time, report.sources->power);
+  }
+  out += "\n";
 
   if (report.sweep) {
     out += sweep_table(report);
@@ -249,13 +335,13 @@ std::string render_text(const PredictionReport& report, const TextOptions& optio
   totals.add_column("quantity", TextTable::Align::kLeft);
   totals.add_column("value", TextTable::Align::kRight);
   totals.add_column("", TextTable::Align::kLeft);
-  totals.add_row(
-      {"time", format_quantity(t.time_s, "s"), fmt::format("{:.0f} samples/s", samples_per_s)});
-  totals.add_row({"energy", format_quantity(t.energy_j, "J"),
+  totals.add_row({"time", with_std(t.time_s, t.time_std_s, "s"),
+                  fmt::format("{:.0f} samples/s", samples_per_s)});
+  totals.add_row({"energy", with_std(t.energy_j, t.energy_std_j, "J"),
                   format_quantity(t.energy_per_sample_j, "J") + " per sample"});
   totals.add_row({"average power", format_quantity(t.power_w, "W"),
                   fmt::format("{:.0f} % of TDP", 100 * t.power_w / device.tdp_w)});
-  totals.add_row({"energy-delay product", format_quantity(t.edp_j_s, "J·s"), "E × T"});
+  totals.add_row({"energy-delay product", with_std(t.edp_j_s, t.edp_std_j_s, "J·s"), "E × T"});
   totals.add_row({"work", format_quantity(t.flops, "FLOP"),
                   format_quantity(t.macs, "MAC") + ", " + format_quantity(t.bytes, "B") +
                       " moved (lower bound)"});
@@ -278,6 +364,11 @@ nlohmann::ordered_json to_json(const PredictionReport& report) {
   const auto& p = report.prediction;
   ordered_json j;
   j["context"] = report.context.to_json();
+  j["models"] = {{"time", report.sources ? report.sources->time : p.predictor_name},
+                 {"power", report.sources ? report.sources->power : p.predictor_name},
+                 {"energy", "time × power"},
+                 {"optimizer_step",
+                  p.optimizer_step_included ? ordered_json("analytical") : ordered_json(nullptr)}};
   j["totals"] = totals_json(p.totals);
   ordered_json layers = ordered_json::array();
   for (const LayerPrediction& layer : p.layers)
@@ -294,12 +385,17 @@ nlohmann::ordered_json to_json(const PredictionReport& report) {
                         {"time_s", pt.time_s},
                         {"power_w", pt.power_w},
                         {"energy_j", pt.energy_j},
-                        {"edp_j_s", pt.edp_j_s}});
+                        {"edp_j_s", pt.edp_j_s},
+                        {"time_std_s", pt.time_std_s},
+                        {"energy_std_j", pt.energy_std_j},
+                        {"edp_std_j_s", pt.edp_std_j_s}});
     }
-    j["clock_sweep"] = {
-        {"points", points},
-        {"energy_optimal_clock_mhz", report.sweep->points[report.sweep->energy_optimal].clock_mhz},
-        {"edp_optimal_clock_mhz", report.sweep->points[report.sweep->edp_optimal].clock_mhz}};
+    const auto& pts = report.sweep->points;
+    j["clock_sweep"] = {{"points", points},
+                        {"energy_optimal_clock_mhz", pts[report.sweep->energy_optimal].clock_mhz},
+                        {"edp_optimal_clock_mhz", pts[report.sweep->edp_optimal].clock_mhz},
+                        {"energy_optimum", confidence_json(report.sweep->energy_confidence, pts)},
+                        {"edp_optimum", confidence_json(report.sweep->edp_confidence, pts)}};
   }
   if (report.energy_precision) {
     j["energy_precision"] = {{"error", report.energy_precision->error},
@@ -313,20 +409,23 @@ std::string render_csv(const PredictionReport& report) {
   const auto& p = report.prediction;
   std::string out = report.context.to_csv_comments();
   if (report.sweep) {
-    out += "clock_mhz,time_s,power_w,energy_j,edp_j_s,energy_optimal,edp_optimal\n";
+    out +=
+        "clock_mhz,time_s,power_w,energy_j,edp_j_s,energy_optimal,edp_optimal,time_std_s,"
+        "energy_std_j,edp_std_j_s\n";
     for (std::size_t i = 0; i < report.sweep->points.size(); ++i) {
       const auto& pt = report.sweep->points[i];
-      out += fmt::format("{:g},{:.9g},{:.9g},{:.9g},{:.9g},{},{}\n", pt.clock_mhz, pt.time_s,
-                         pt.power_w, pt.energy_j, pt.edp_j_s,
+      out += fmt::format("{:g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{:.9g},{:.9g},{:.9g}\n",
+                         pt.clock_mhz, pt.time_s, pt.power_w, pt.energy_j, pt.edp_j_s,
                          i == report.sweep->energy_optimal ? "true" : "false",
-                         i == report.sweep->edp_optimal ? "true" : "false");
+                         i == report.sweep->edp_optimal ? "true" : "false", pt.time_std_s,
+                         pt.energy_std_j, pt.edp_std_j_s);
     }
     return out;
   }
   out +=
       "index,name,module_path,op_type,op_class,output_shape,macs,flops,bytes,parameters,time_s,"
       "forward_time_s,power_w,energy_j,energy_share,whitelisted,known_op,compute_bound,"
-      "power_capped\n";
+      "power_capped,time_std_s,power_std_w,energy_std_j\n";
   auto quoted = [](const std::string& text) {
     std::string q = "\"";
     for (char c : text) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
@@ -334,13 +433,13 @@ std::string render_csv(const PredictionReport& report) {
   };
   for (const LayerPrediction& l : p.layers) {
     out += fmt::format(
-        "{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{}"
-        "\n",
+        "{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},"
+        "{:.9g},{:.9g},{:.9g}\n",
         l.node_index ? std::to_string(*l.node_index) : "", quoted(l.name), quoted(l.module_path),
         quoted(l.op_type), graph::to_string(l.op_class), quoted(graph::to_string(l.output_shape)),
         l.macs, l.flops, l.bytes, l.parameters, l.time_s, l.forward_time_s, l.power_w, l.energy_j,
         p.totals.energy_j > 0 ? l.energy_j / p.totals.energy_j : 0.0, l.whitelisted, l.known_op,
-        l.compute_bound, l.power_capped);
+        l.compute_bound, l.power_capped, l.time_std_s, l.power_std_w, l.energy_std_j);
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "nnergy/device/device_spec.h"
 #include "nnergy/network/clock_sweep.h"
@@ -19,6 +20,12 @@ struct EnergyPrecision {
   double ratio_j = 0;  ///< M = error^alpha · energy per sample, J
 };
 
+/// Which model made which figure, when they differ (a learned time model with analytical power).
+struct FigureSources {
+  std::string time;   ///< e.g. "forest from cpu-forest.nnp"
+  std::string power;  ///< e.g. "analytical (archline; cpu-forest.nnp has no power model)"
+};
+
 /// Everything a `predict` report shows.
 struct PredictionReport {
   RunContext context;
@@ -27,6 +34,10 @@ struct PredictionReport {
   network::NetworkPrediction prediction;
   std::optional<network::ClockSweep> sweep;
   std::optional<EnergyPrecision> energy_precision;
+  /// Absent: every figure comes from prediction.predictor_name. Energy is always time × power;
+  /// the optimizer step of a training iteration is always analytical.
+  std::optional<FigureSources> sources;
+  std::vector<std::string> caveats;  ///< further notes from the predictor (extrapolation, ...)
 };
 
 /// How the text report lists layers.
@@ -38,8 +49,10 @@ struct TextOptions {
 /// Human-readable report: header, per-layer table (or clock sweep), totals, notes.
 std::string render_text(const PredictionReport& report, const TextOptions& options);
 
-/// JSON: {"context", "totals", "layers" (every layer, energies summing to the total),
-/// "unique_operations", "unknown_ops", "notes", ["clock_sweep"], ["energy_precision"]}.
+/// JSON: {"context", "models" (which model made time, power, energy), "totals" (with 1σ
+/// time_std_s, energy_std_j, edp_std_j_s; 0 = unknown), "layers" (every layer, energies summing
+/// to the total), "unique_operations", "unknown_ops", "notes", ["clock_sweep" (with the
+/// optima's confidence)], ["energy_precision"]}.
 nlohmann::ordered_json to_json(const PredictionReport& report);
 
 /// CSV with the context as leading "# key: value" lines; one row per layer, or per clock when

@@ -1,0 +1,415 @@
+// `nnergy evaluate`: k-fold CV, test split and held-out networks for learned predictors.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "nnergy/core/data_directory.h"
+#include "nnergy/core/error.h"
+#include "nnergy/device/device_catalog.h"
+#include "nnergy/learn/evaluation.h"
+#include "nnergy/learn/model_file.h"
+#include "nnergy/learn/training_table.h"
+#include "nnergy/report/quantity_format.h"
+#include "nnergy/report/run_context.h"
+#include "nnergy/report/text_table.h"
+
+namespace nnergy::cli {
+
+namespace {
+
+using learn::FitMetrics;
+using learn::ModeScores;
+using learn::PredictorEvaluation;
+using learn::Target;
+using learn::TargetScores;
+using report::TextTable;
+
+struct EvaluateOptions {
+  std::string db;
+  std::vector<std::string> predictors = {"forest"};
+  std::size_t folds = 15;
+  std::vector<std::string> holdout_networks;
+  double test_fraction = 0.2;
+  std::string scatter_csv;
+  std::string features_csv;
+  std::optional<std::string> device;
+  std::string devices_file;
+  std::uint64_t seed = 1;
+  int threads = 0;
+};
+
+// Written whole after the evaluation succeeded, through a temporary file and a rename, so that a
+// failed run leaves no half-written file.
+void write_file_atomically(const std::string& path, const std::string& text,
+                           const std::string& flag) {
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
+    file << text;
+    file.close();
+    if (!file) {
+      std::remove(temporary.c_str());
+      throw InvalidInput(fmt::format("{} {}: cannot write the file", flag, path));
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(temporary, path, ec);
+  if (ec) {
+    std::remove(temporary.c_str());
+    throw InvalidInput(fmt::format("{} {}: cannot write the file ({})", flag, path, ec.message()));
+  }
+}
+
+std::string number(double value, const char* format) {
+  return std::isfinite(value) ? fmt::format(fmt::runtime(format), value) : std::string("-");
+}
+
+std::string target_label(Target target) { return target == Target::kTime ? "time" : "power"; }
+std::string unit_of(Target target) { return target == Target::kTime ? "s" : "W"; }
+
+const ModeScores* mode_scores(const TargetScores& t, const std::string& mode) {
+  for (const ModeScores& m : t.modes) {
+    if (m.mode == mode) return &m;
+  }
+  return nullptr;
+}
+
+// The metric rows of seed 000 Tables 6.1–6.4 plus MAPE, RMSE, RMSPE and the ±10 % share, for one
+// target; `cell(mode scores)` makes each column's cell.
+struct MetricRow {
+  std::string label;
+  std::function<std::string(const ModeScores&, Target)> cell;
+};
+
+std::vector<MetricRow> metric_rows(std::size_t folds) {
+  const auto test = [](const ModeScores& m, auto f) {
+    return m.test ? f(*m.test) : std::string("-");
+  };
+  return {
+      {fmt::format("CV mean R² ± σ ({}-fold)", folds),
+       [](const ModeScores& m, Target) {
+         return number(m.cv_r_squared_mean, "{:.3f}") + " ± " +
+                number(m.cv_r_squared_std, "{:.3f}");
+       }},
+      {"test R²",
+       [test](const ModeScores& m, Target) {
+         return test(m, [](const FitMetrics& f) { return number(f.r_squared, "{:.3f}"); });
+       }},
+      {"test MAPE %",
+       [test](const ModeScores& m, Target) {
+         return test(m, [](const FitMetrics& f) { return number(f.mape_percent, "{:.1f}"); });
+       }},
+      {"test RMSE",
+       [test](const ModeScores& m, Target t) {
+         return test(
+             m, [t](const FitMetrics& f) { return report::format_quantity(f.rmse, unit_of(t)); });
+       }},
+      {"test RMSPE %",
+       [test](const ModeScores& m, Target) {
+         return test(m, [](const FitMetrics& f) { return number(f.rmspe_percent, "{:.1f}"); });
+       }},
+      {"test within ±10 %",
+       [test](const ModeScores& m, Target) {
+         return test(m, [](const FitMetrics& f) {
+           return number(100 * f.within_10_percent, "{:.0f}") + " %";
+         });
+       }},
+      {"test rows",
+       [test](const ModeScores& m, Target) {
+         return test(m, [](const FitMetrics& f) { return std::to_string(f.count); });
+       }},
+  };
+}
+
+std::vector<std::string> modes_in(const PredictorEvaluation& e) {
+  std::vector<std::string> modes;
+  for (const ModeScores& m : e.targets.front().modes) modes.push_back(m.mode);
+  return modes;
+}
+
+std::string op_level_table(const PredictorEvaluation& e, std::size_t folds) {
+  const std::vector<std::string> modes = modes_in(e);
+  TextTable table;
+  table.add_column("metric", TextTable::Align::kLeft);
+  for (const std::string& mode : modes) table.add_column(mode, TextTable::Align::kRight);
+  for (const TargetScores& t : e.targets) {
+    for (const MetricRow& row : metric_rows(folds)) {
+      std::vector<std::string> cells = {row.label + " " + target_label(t.target)};
+      for (const std::string& mode : modes) {
+        const ModeScores* m = mode_scores(t, mode);
+        cells.push_back(m != nullptr ? row.cell(*m, t.target) : "-");
+      }
+      table.add_row(std::move(cells));
+    }
+  }
+  return table.render();
+}
+
+std::string percent_difference(double predicted, double reference) {
+  if (!(reference > 0)) return "-";
+  return fmt::format("{:+.1f} %", 100 * (predicted - reference) / reference);
+}
+
+std::string holdout_text(const PredictorEvaluation& e, const learn::SplitAssignment& splits,
+                         const std::vector<std::string>& networks) {
+  std::string out = fmt::format(
+      "Held-out networks {}: models trained without any of their {} measured unique ops (an op "
+      "shared with another network is held out too)\n",
+      join_with_commas(networks), splits.holdout_ops);
+  for (const TargetScores& t : e.targets) {
+    std::vector<std::string> parts;
+    for (const ModeScores& m : t.modes) {
+      if (!m.holdout) continue;
+      parts.push_back(fmt::format(
+          "{} R² {}, MAPE {} %, within ±10 % {} % ({} rows)", m.mode,
+          number(m.holdout->r_squared, "{:.3f}"), number(m.holdout->mape_percent, "{:.1f}"),
+          number(100 * m.holdout->within_10_percent, "{:.0f}"), m.holdout->count));
+    }
+    out += fmt::format("  op level, {}: {}\n", to_string(t.target),
+                       parts.empty() ? std::string("no rows") : join_with_commas(parts));
+  }
+  const TargetScores& time = e.targets.front();
+  if (time.networks.empty()) return out;
+  TextTable table;
+  using A = TextTable::Align;
+  table.add_column("network", A::kLeft);
+  table.add_column("mode", A::kLeft);
+  table.add_column("measured ms", A::kRight);
+  table.add_column("sum of measured ops ms", A::kRight);
+  table.add_column("predicted ms", A::kRight);
+  table.add_column("vs measured", A::kRight);
+  table.add_column("vs sum of ops", A::kRight);
+  table.add_column("ops summed", A::kRight);
+  table.add_column("nodes not summed", A::kRight);
+  for (const learn::NetworkScore& s : time.networks) {
+    table.add_row(
+        {s.network, s.mode,
+         s.measured_time_s ? fmt::format("{:.2f}", 1e3 * *s.measured_time_s) : "-",
+         fmt::format("{:.2f}", 1e3 * s.measured_ops_time_s),
+         fmt::format("{:.2f} ± {:.2f}", 1e3 * s.predicted.time_s, 1e3 * s.predicted.std_s),
+         percent_difference(s.predicted.time_s, s.measured_time_s.value_or(0)),
+         percent_difference(s.predicted.time_s, s.measured_ops_time_s),
+         std::to_string(s.predicted.ops_summed), std::to_string(s.predicted.nodes_missing)});
+  }
+  out +=
+      "  network level (predicted = Σ count × predicted op time, seed 004 Eq. 3; ops outside "
+      "the whitelist are measured in neither sum):\n";
+  out += table.render();
+  std::vector<std::string> mape;
+  for (const ModeScores& m : time.modes) {
+    mape.push_back(
+        fmt::format("{} {} % vs measured, {} % vs sum of ops", m.mode,
+                    number(learn::network_mape_percent(time.networks, m.mode, false), "{:.1f}"),
+                    number(learn::network_mape_percent(time.networks, m.mode, true), "{:.1f}")));
+  }
+  out += "  network-level time MAPE: " + join_with_commas(mape) + "\n";
+  return out;
+}
+
+std::string importance_text(const TargetScores& t) {
+  if (t.importances.empty()) return "";
+  std::vector<std::string> top;
+  for (std::size_t i = 0; i < std::min<std::size_t>(10, t.importances.size()); ++i) {
+    top.push_back(fmt::format("{} {:.3f}", t.importances[i].first, t.importances[i].second));
+  }
+  return fmt::format("  feature importance ({}, model of the non-test rows, top {}): {}\n",
+                     to_string(t.target), top.size(), join_with_commas(top));
+}
+
+// Seed 000 Tables 6.1–6.4: one table per mode, one column per predictor.
+std::string side_by_side(const std::vector<PredictorEvaluation>& evaluations, std::size_t folds,
+                         bool holdout) {
+  std::string out;
+  for (const std::string& mode : modes_in(evaluations.front())) {
+    TextTable table;
+    table.add_column("metric (" + mode + ")", TextTable::Align::kLeft);
+    for (const PredictorEvaluation& e : evaluations) {
+      table.add_column(e.regressor, TextTable::Align::kRight);
+    }
+    for (const TargetScores& reference : evaluations.front().targets) {
+      for (const MetricRow& row : metric_rows(folds)) {
+        std::vector<std::string> cells = {row.label + " " + target_label(reference.target)};
+        for (const PredictorEvaluation& e : evaluations) {
+          std::string cell = "-";
+          for (const TargetScores& t : e.targets) {
+            const ModeScores* m = mode_scores(t, mode);
+            if (t.target == reference.target && m != nullptr) cell = row.cell(*m, t.target);
+          }
+          cells.push_back(cell);
+        }
+        table.add_row(std::move(cells));
+      }
+    }
+    if (holdout) {
+      for (const bool against_ops : {false, true}) {
+        std::vector<std::string> cells = {against_ops ? "held-out network MAPE % vs sum of ops"
+                                                      : "held-out network MAPE % vs measured"};
+        for (const PredictorEvaluation& e : evaluations) {
+          cells.push_back(
+              number(learn::network_mape_percent(e.targets.front().networks, mode, against_ops),
+                     "{:.1f}"));
+        }
+        table.add_row(std::move(cells));
+      }
+    }
+    std::vector<std::string> fit = {"fit time (non-test rows, time)"};
+    for (const PredictorEvaluation& e : evaluations) {
+      fit.push_back(fmt::format("{:.2f} s", e.targets.front().fit_time_s));
+    }
+    table.add_row(std::move(fit));
+    out += table.render() + "\n";
+  }
+  return out;
+}
+
+std::vector<std::string> split_list(const std::vector<std::string>& items) {
+  std::vector<std::string> out;
+  for (const std::string& item : items) {
+    std::stringstream stream(item);
+    std::string part;
+    while (std::getline(stream, part, ',')) {
+      if (!part.empty()) out.push_back(part);
+    }
+  }
+  return out;
+}
+
+CommandResult run_evaluate(const EvaluateOptions& o, const std::string& command_line) {
+  if (!o.scatter_csv.empty()) learn::check_output_directory(o.scatter_csv, "--scatter-csv");
+  if (!o.features_csv.empty()) learn::check_output_directory(o.features_csv, "--features-csv");
+  if (o.threads < 0) throw InvalidInput(fmt::format("--threads {}: expected >= 0", o.threads));
+  const std::vector<std::string> predictors = split_list(o.predictors);
+  if (predictors.empty()) throw InvalidInput("--predictor: expected at least one name");
+  const predict::RegressorRegistry registry = available_regressors();
+  for (const std::string& name : predictors) {
+    if (!registry.contains(name)) {
+      std::vector<std::string> known;
+      for (const auto& [n, summary] : registry.entries()) known.push_back(n);
+      throw InvalidInput(fmt::format("--predictor {}: unknown predictor; known: {}", name,
+                                     join_with_commas(known)));
+    }
+  }
+  device::DeviceCatalog catalog = device::DeviceCatalog::load_default(data_directory());
+  if (!o.devices_file.empty()) catalog.merge(device::DeviceCatalog::load(o.devices_file));
+  const learn::TrainingTable table = learn::build_training_table(o.db, catalog, o.device);
+
+  learn::EvaluationSettings settings;
+  settings.folds = o.folds;
+  settings.test_fraction = o.test_fraction;
+  settings.holdout_networks = split_list(o.holdout_networks);
+  settings.seed = o.seed;
+  settings.threads = o.threads;
+  const learn::SplitAssignment splits = learn::assign_splits(table, settings);
+
+  std::vector<PredictorEvaluation> evaluations;
+  for (const std::string& name : predictors) {
+    evaluations.push_back(learn::evaluate_predictor(table, splits, registry, name, settings));
+  }
+
+  const auto& r = table.device_resolution;
+  std::string out = fmt::format("nnergy evaluate: {} on {} (FNV-1a 64 {})\n",
+                                join_with_commas(predictors), o.db, table.dataset_digest);
+  out += fmt::format("  device: '{}' ({}) encoded as {} — {}\n", r.dataset_name, r.dataset_kind,
+                     r.catalog_id, r.how);
+  out += fmt::format(
+      "  rows: {} op measurements of {} unique ops ({} dropped: time missing, NaN, infinite or "
+      "not positive; {} error rows skipped); {} features\n",
+      table.rows.size(), splits.ops, table.dropped_rows, table.error_rows,
+      table.features.columns());
+  out += fmt::format(
+      "  splits by unique op (all rows of an op — both modes, every clock — stay together, so no "
+      "op is both trained on and scored): test {} ops ({:g} %), {}-fold CV over the other {} "
+      "ops; seed {}\n",
+      splits.test_ops, 100 * o.test_fraction, o.folds, splits.ops - splits.test_ops, o.seed);
+  out +=
+      "  R² on the raw values (seed 000 §6.2); one model per target spans both modes (mode is "
+      "a feature); metrics are per mode\n";
+  for (const std::string& note : evaluations.front().notes) out += "  note: " + note + "\n";
+
+  for (const PredictorEvaluation& e : evaluations) {
+    out += fmt::format("\n== {} — {}\n", e.regressor, e.description);
+    out += op_level_table(e, o.folds);
+    for (const TargetScores& t : e.targets) out += importance_text(t);
+    if (!settings.holdout_networks.empty()) {
+      out += holdout_text(e, splits, settings.holdout_networks);
+    }
+  }
+  out += "\n== All predictors side by side (seed 000 Tables 6.1–6.4 layout)\n";
+  out += side_by_side(evaluations, o.folds, !settings.holdout_networks.empty());
+
+  report::RunContext context = report::RunContext::now(command_line);
+  context.add("dataset", {{"path", o.db}, {"digest_fnv1a_64", table.dataset_digest}})
+      .add("device", r.catalog_id)
+      .add("predictors", predictors)
+      .add("folds", o.folds)
+      .add("test_fraction", o.test_fraction)
+      .add("holdout_networks", settings.holdout_networks)
+      .add("seed", o.seed);
+  if (!o.scatter_csv.empty()) {
+    write_file_atomically(o.scatter_csv,
+                          context.to_csv_comments() + learn::scatter_csv(table, evaluations),
+                          "--scatter-csv");
+    out += fmt::format("wrote {} (predicted vs measured per op and split)\n", o.scatter_csv);
+  }
+  if (!o.features_csv.empty()) {
+    write_file_atomically(o.features_csv,
+                          context.to_csv_comments() + learn::features_csv(table, splits),
+                          "--features-csv");
+    out += fmt::format("wrote {} (encoded features, targets, split and fold per row)\n",
+                       o.features_csv);
+  }
+  return {out, 0};
+}
+
+}  // namespace
+
+void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string& command_line) {
+  auto options = std::make_shared<EvaluateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "evaluate",
+      "Score learned predictors on a dataset: k-fold CV, a test split and held-out networks");
+  cmd->add_option("--db", options->db, "dataset file (see `nnergy profile`)")->required();
+  cmd->add_option("--predictor", options->predictors,
+                  "regressors to compare, comma-separated (forest, boost, poly-lasso, hybrid, "
+                  "analytical; resnet with LibTorch)")
+      ->capture_default_str();
+  cmd->add_option("--folds", options->folds, "k of the k-fold cross-validation")
+      ->capture_default_str();
+  cmd->add_option("--holdout-networks", options->holdout_networks,
+                  "networks of the dataset whose ops are kept out of training, comma-separated; "
+                  "adds network-level scores");
+  cmd->add_option("--test-fraction", options->test_fraction,
+                  "share of the unique ops in the test split")
+      ->capture_default_str();
+  cmd->add_option("--scatter-csv", options->scatter_csv,
+                  "write predicted vs measured per op and split (CSV) for plots");
+  cmd->add_option("--features-csv", options->features_csv,
+                  "write the encoded features, targets and split/fold of every row (CSV), e.g. "
+                  "for tools/sklearn_reference.py");
+  cmd->add_option("--device", options->device,
+                  "catalog device the dataset was measured on (default: matched by name; a CPU "
+                  "not in the catalog is cpu-core)");
+  cmd->add_option("--devices-file", options->devices_file,
+                  "extra device catalog (JSON) whose devices replace or add to the built-in ones");
+  cmd->add_option("--seed", options->seed, "seed of the splits and the regressors")
+      ->capture_default_str();
+  cmd->add_option("--threads", options->threads, "worker threads (0: the regressor's default)")
+      ->capture_default_str();
+  cmd->callback([options, selected, command_line] {
+    *selected = [options, command_line] { return run_evaluate(*options, command_line); };
+  });
+}
+
+}  // namespace nnergy::cli

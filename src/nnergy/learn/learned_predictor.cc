@@ -1,0 +1,198 @@
+#include "nnergy/learn/learned_predictor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "nnergy/core/error.h"
+#include "nnergy/dataset/op_record.h"
+#include "nnergy/graph/op_signature.h"
+#include "nnergy/graph/whitelist.h"
+
+namespace nnergy::learn {
+
+LearnedPredictor::LearnedPredictor(std::shared_ptr<const ModelFile> model,
+                                   device::DeviceSpec device, std::string source)
+    : model_(std::move(model)), analytical_(std::move(device)), source_(std::move(source)) {
+  if (!model_) throw InternalError("LearnedPredictor without a model");
+  // The encoder's one-hot columns are named "op=<type>" (features/feature_encoder.h).
+  const std::string prefix = "op=";
+  for (const std::string& name : model_->encoder().names()) {
+    if (name.rfind(prefix, 0) == 0) known_op_types_.insert(name.substr(prefix.size()));
+  }
+}
+
+bool LearnedPredictor::knows_op_type(const std::string& op_type) const {
+  return known_op_types_.count(op_type) != 0;
+}
+
+std::string LearnedPredictor::name() const {
+  const std::string regressor = model_->time().regressor->name();
+  if (model_->power() != nullptr) {
+    const std::string power = model_->power()->regressor->name();
+    return power == regressor ? regressor + " (time, power)"
+                              : regressor + " (time) + " + power + " (power)";
+  }
+  return regressor + " (time) + analytical (power)";
+}
+
+std::string LearnedPredictor::description() const {
+  const nlohmann::json& dataset = model_->dataset();
+  return fmt::format(
+      "learned model {} ({}), trained on {} measured ops of {} from {}; {}",
+      std::filesystem::path(source_).filename().string(), model_->time().regressor->description(),
+      dataset.value("rows_used", std::size_t{0}), model_->device().dataset_name,
+      dataset.value("path", std::string("?")),
+      model_->power() != nullptr
+          ? "time and power learned"
+          : "time learned, power from the analytical archline model (the dataset has no power)");
+}
+
+std::string LearnedPredictor::time_source() const {
+  return model_->time().regressor->name() + " from " + source_;
+}
+
+std::string LearnedPredictor::power_source() const {
+  if (model_->power() != nullptr) return model_->power()->regressor->name() + " from " + source_;
+  return "analytical (archline; " + source_ + " has no power model)";
+}
+
+void LearnedPredictor::check_applicable(predict::Mode mode, device::Precision precision) const {
+  const std::vector<std::string> modes = model_->trained_modes();
+  const std::string mode_name = predict::to_string(mode);
+  if (!modes.empty() && std::find(modes.begin(), modes.end(), mode_name) == modes.end()) {
+    throw InvalidInput(fmt::format("--mode {}: the model {} was trained on {} measurements only",
+                                   mode_name, source_, join_with_commas(modes)));
+  }
+  const std::vector<std::string> dtypes = model_->trained_dtypes();
+  const std::string dtype(device::to_string(precision));
+  if (!dtypes.empty() && std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) {
+    throw InvalidInput(
+        fmt::format("--precision {}: the model {} was trained on {} measurements only", dtype,
+                    source_, join_with_commas(dtypes)));
+  }
+}
+
+std::vector<std::string> LearnedPredictor::caveats(const graph::Network& network,
+                                                   const std::vector<double>& clocks_mhz) const {
+  std::vector<std::string> out;
+  std::set<std::string> unseen_types;
+  for (const graph::UniqueOperation& op :
+       graph::unique_operations(network, graph::Whitelist::standard())) {
+    if (!knows_op_type(op.op_type)) unseen_types.insert(op.op_type);
+  }
+  if (!unseen_types.empty()) {
+    out.push_back(fmt::format(
+        "op types the model never saw are predicted by the analytical model (time and power): {}",
+        join_with_commas({unseen_types.begin(), unseen_types.end()})));
+  }
+  const device::DeviceSpec& d = analytical_.device();
+  if (d.id != model_->device().catalog_id) {
+    out.push_back(fmt::format(
+        "the model was trained on {} ({}); predictions for {} extrapolate through the device "
+        "descriptor features and are unvalidated",
+        model_->device().catalog_id, model_->device().dataset_name, d.id));
+  }
+  std::vector<double> seen;
+  for (const std::int64_t c : model_->trained_clocks_mhz()) {
+    seen.push_back(c == 0 ? d.clock.boost_mhz : static_cast<double>(c));
+  }
+  std::vector<std::string> unseen;
+  for (const double c : clocks_mhz) {
+    if (std::find(seen.begin(), seen.end(), c) == seen.end())
+      unseen.push_back(fmt::format("{:g}", c));
+  }
+  if (!seen.empty() && !unseen.empty()) {
+    std::vector<std::string> seen_text;
+    for (const double c : seen) seen_text.push_back(fmt::format("{:g}", c));
+    out.push_back(fmt::format(
+        "the model saw clocks {} MHz only; at {} of the {} clocks asked (e.g. {} MHz) it "
+        "extrapolates: the clock reaches it only through the clock and roofline features, and "
+        "no measurement taught it how time changes with the clock",
+        join_with_commas(seen_text), unseen.size(), clocks_mhz.size(), unseen.front()));
+  }
+  return out;
+}
+
+void LearnedPredictor::precompute(const graph::Network& network, predict::Mode mode,
+                                  device::Precision precision,
+                                  const std::vector<double>& clocks_mhz) {
+  const bool training = mode == predict::Mode::kTraining;
+  const std::string dtype(device::to_string(precision));
+  predict::FeatureMatrix x = model_->encoder().empty_matrix();
+  std::vector<CacheKey> keys;
+  for (const graph::UniqueOperation& op :
+       graph::unique_operations(network, graph::Whitelist::standard())) {
+    if (!knows_op_type(op.op_type)) continue;
+    const dataset::OpRecord record = dataset::op_record(network, network.nodes()[op.nodes.front()]);
+    for (const double clock : clocks_mhz) {
+      CacheKey key{record.signature, training, clock, dtype};
+      if (cache_.count(key) != 0) continue;
+      features::FeatureContext context;
+      context.device = &analytical_.device();
+      context.clock_mhz = clock;
+      context.dtype = dtype;
+      context.training = training;
+      model_->encoder().append(x, record, context);
+      keys.push_back(std::move(key));
+    }
+  }
+  if (keys.empty()) return;
+  const std::vector<predict::Prediction> times = model_->time().regressor->predict(x);
+  std::vector<predict::Prediction> powers;
+  if (model_->power() != nullptr) powers = model_->power()->regressor->predict(x);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    Cached c{times.at(i), std::nullopt};
+    if (!powers.empty()) c.power = powers.at(i);
+    cache_.emplace(std::move(keys[i]), c);
+  }
+}
+
+predict::OpEstimate LearnedPredictor::predict(const predict::OpQuery& query) const {
+  if (!knows_op_type(query.node.op_type)) return analytical_.predict(query);
+  const bool training = query.mode == predict::Mode::kTraining;
+  const std::string dtype(device::to_string(query.point.precision));
+  Cached predicted;
+  const auto hit = cache_.empty() ? cache_.end()
+                                  : cache_.find({graph::op_signature(query.network, query.node),
+                                                 training, query.point.clock_mhz, dtype});
+  if (hit != cache_.end()) {
+    predicted = hit->second;
+  } else {
+    const dataset::OpRecord record = dataset::op_record(query.network, query.node);
+    features::FeatureContext context;
+    context.device = &analytical_.device();
+    context.clock_mhz = query.point.clock_mhz;
+    context.dtype = dtype;
+    context.training = training;
+    predict::FeatureMatrix x = model_->encoder().empty_matrix();
+    model_->encoder().append(x, record, context);
+    predicted.time = model_->time().regressor->predict(x).at(0);
+    if (model_->power() != nullptr) predicted.power = model_->power()->regressor->predict(x).at(0);
+  }
+
+  const predict::Prediction& time = predicted.time;
+  const predict::OpEstimate analytical = analytical_.predict(query);
+  predict::OpEstimate e;
+  e.time_s = std::max(time.value, 0.0);
+  e.time_std_s = time.stddev;
+  if (predicted.power) {
+    e.power_w = std::max(predicted.power->value, 0.0);
+    e.power_std_w = predicted.power->stddev;
+  } else {
+    e.power_w = analytical.power_w;
+  }
+  e.energy_j = e.time_s * e.power_w;
+  e.energy_std_j = std::hypot(e.power_w * e.time_std_s, e.time_s * e.power_std_w);
+  // The learned time is for the whole iteration; the forward share is the analytical model's.
+  e.forward_time_s = analytical.time_s > 0 && training
+                         ? e.time_s * analytical.forward_time_s / analytical.time_s
+                         : e.time_s;
+  e.compute_bound = analytical.compute_bound;
+  e.power_capped = false;
+  return e;
+}
+
+}  // namespace nnergy::learn

@@ -1,0 +1,532 @@
+#include "nnergy/predict/xgboost_regressor.h"
+
+#include <fmt/format.h>
+#include <xgboost/c_api.h>
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+#include <numeric>
+#include <random>
+
+#include "nnergy/core/error.h"
+#include "nnergy/predict/regressor_checks.h"
+
+namespace nnergy::predict {
+
+namespace {
+
+using nlohmann::json;
+
+// One thread by default: the datasets are ~10³ rows, and XGBoost's OpenMP threads busy-wait at
+// every barrier, which on a machine whose cores are all busy made two threads ~25× slower than
+// one in our measurements (GCC's libgomp with the default OMP_WAIT_POLICY).
+constexpr int kDefaultThreads = 1;
+constexpr std::size_t kMinRows = 2;
+// The forest's mean of per-tree predictions must equal XGBoost's own prediction to float
+// accuracy (sums of a few hundred float leaf values); more means the model was misread.
+constexpr double kForestSelfCheckTolerance = 1e-3;
+
+void check(int rc, const char* call) {
+  if (rc != 0) {
+    throw InternalError(fmt::format("XGBoost {} failed: {}", call, XGBGetLastError()));
+  }
+}
+
+// Owns a DMatrixHandle.
+class DMatrix {
+ public:
+  // Rows of `x` as float, NaN = missing; `labels` and `weights` when not empty.
+  DMatrix(const FeatureMatrix& x, std::span<const double> labels, std::span<const double> weights) {
+    const std::vector<float> values(x.values.begin(), x.values.end());
+    check(XGDMatrixCreateFromMat(values.data(), x.rows(), x.columns(), NAN, &handle_),
+          "XGDMatrixCreateFromMat");
+    set_float_info("label", labels);
+    set_float_info("weight", weights);
+  }
+  ~DMatrix() {
+    if (handle_ != nullptr) XGDMatrixFree(handle_);
+  }
+  DMatrix(const DMatrix&) = delete;
+  DMatrix& operator=(const DMatrix&) = delete;
+
+  DMatrixHandle get() const { return handle_; }
+
+ private:
+  void set_float_info(const char* field, std::span<const double> values) {
+    if (values.empty()) return;
+    const std::vector<float> as_float(values.begin(), values.end());
+    check(XGDMatrixSetFloatInfo(handle_, field, as_float.data(), as_float.size()),
+          "XGDMatrixSetFloatInfo");
+  }
+
+  DMatrixHandle handle_ = nullptr;
+};
+
+// Owns a BoosterHandle.
+class Booster {
+ public:
+  Booster() { check(XGBoosterCreate(nullptr, 0, &handle_), "XGBoosterCreate"); }
+  explicit Booster(const DMatrix& train) {
+    const DMatrixHandle matrices[] = {train.get()};
+    check(XGBoosterCreate(matrices, 1, &handle_), "XGBoosterCreate");
+  }
+  ~Booster() {
+    if (handle_ != nullptr) XGBoosterFree(handle_);
+  }
+  Booster(const Booster&) = delete;
+  Booster& operator=(const Booster&) = delete;
+
+  void set(const std::string& key, const std::string& value) {
+    check(XGBoosterSetParam(handle_, key.c_str(), value.c_str()), "XGBoosterSetParam");
+  }
+
+  // The XGBoost JSON model.
+  json to_json() const {
+    bst_ulong length = 0;
+    const char* data = nullptr;
+    check(XGBoosterSaveModelToBuffer(handle_, R"({"format": "json"})", &length, &data),
+          "XGBoosterSaveModelToBuffer");
+    return json::parse(data, data + length);
+  }
+
+  // Margins (log-space predictions) of every row, and with `leaves` the leaf index of every
+  // (row, tree), row-major.
+  std::vector<float> predict(const DMatrix& x, bool leaves) const {
+    const char* config = leaves ? R"({"type": 6, "training": false, "iteration_begin": 0,
+                                     "iteration_end": 0, "strict_shape": false})"
+                                : R"({"type": 1, "training": false, "iteration_begin": 0,
+                                     "iteration_end": 0, "strict_shape": false})";
+    const bst_ulong* shape = nullptr;
+    bst_ulong dim = 0;
+    const float* result = nullptr;
+    check(XGBoosterPredictFromDMatrix(handle_, x.get(), config, &shape, &dim, &result),
+          "XGBoosterPredictFromDMatrix");
+    bst_ulong size = 1;
+    for (bst_ulong i = 0; i < dim; ++i) size *= shape[i];
+    return {result, result + size};
+  }
+
+  BoosterHandle get() const { return handle_; }
+
+ private:
+  BoosterHandle handle_ = nullptr;
+};
+
+// A booster restored from its XGBoost JSON model; InvalidInput when XGBoost rejects it or it
+// expects another number of features.
+std::unique_ptr<Booster> booster_from_json(const json& model, std::size_t features,
+                                           const std::string& regressor, const char* field) {
+  if (!model.is_object()) {
+    throw InvalidInput(
+        fmt::format("{} model: \"{}\" must be an XGBoost JSON model object, found {}", regressor,
+                    field, model.type_name()));
+  }
+  const std::string text = model.dump();
+  auto booster = std::make_unique<Booster>();
+  if (XGBoosterLoadModelFromBuffer(booster->get(), text.data(), text.size()) != 0) {
+    throw InvalidInput(fmt::format("{} model: \"{}\" is not a valid XGBoost model: {}", regressor,
+                                   field, XGBGetLastError()));
+  }
+  bst_ulong model_features = 0;
+  check(XGBoosterGetNumFeature(booster->get(), &model_features), "XGBoosterGetNumFeature");
+  if (model_features != features) {
+    throw InvalidInput(
+        fmt::format("{} model: \"{}\" was trained on {} features, the model lists {} feature names",
+                    regressor, field, model_features, features));
+  }
+  return booster;
+}
+
+// Leaf values of each tree of a saved forest, indexed by node id.
+std::vector<std::vector<double>> read_leaf_values(const json& model, const std::string& regressor) {
+  try {
+    const json& trees = model.at("learner").at("gradient_booster").at("model").at("trees");
+    std::vector<std::vector<double>> out;
+    out.reserve(trees.size());
+    for (const json& tree : trees) {
+      out.push_back(tree.at("split_conditions").get<std::vector<double>>());
+    }
+    return out;
+  } catch (const json::exception& e) {
+    throw InvalidInput(fmt::format("{} model: cannot read the trees of \"xgboost_model\": {}",
+                                   regressor, e.what()));
+  }
+}
+
+// The log-space intercept XGBoost stored (as float text) in a saved model.
+double read_base_score(const json& model, const std::string& regressor) {
+  try {
+    return std::stod(
+        model.at("learner").at("learner_model_param").at("base_score").get<std::string>());
+  } catch (const std::exception& e) {
+    throw InvalidInput(fmt::format("{} model: cannot read the base score of \"xgboost_model\": {}",
+                                   regressor, e.what()));
+  }
+}
+
+double sample_stddev(std::span<const double> values) {
+  if (values.size() < 2) return 0;
+  const double mean = std::accumulate(values.begin(), values.end(), 0.0) / values.size();
+  double sum = 0;
+  for (const double v : values) sum += (v - mean) * (v - mean);
+  return std::sqrt(sum / static_cast<double>(values.size() - 1));
+}
+
+std::string number(double value) { return fmt::format("{}", value); }
+
+}  // namespace
+
+struct XgboostRegressor::Settings {
+  std::string target = "time_s";
+  std::string tree_method = "exact";
+  int rounds = 1;
+  int num_parallel_tree = 1;
+  double eta = 1;
+  int max_depth = 6;
+  double subsample = 1;
+  double colsample_bynode = 1;
+  double min_child_weight = 1;
+  double lambda = 1;
+  int uncertainty_bags = 0;
+
+  static Settings defaults(Kind kind) {
+    Settings s;
+    s.min_child_weight = 3;
+    s.subsample = 0.8;
+    if (kind == Kind::kForest) {
+      s.num_parallel_tree = 100;
+      s.max_depth = 14;
+      s.colsample_bynode = 0.8;
+      s.lambda = 0;
+    } else {
+      s.tree_method = "hist";
+      s.rounds = 500;
+      s.eta = 0.05;
+      s.max_depth = 6;
+      s.uncertainty_bags = 5;
+    }
+    return s;
+  }
+
+  static std::vector<std::string> keys(Kind kind) {
+    std::vector<std::string> out = {"target",    "tree_method",      "max_depth",
+                                    "subsample", "colsample_bynode", "min_child_weight",
+                                    "lambda"};
+    if (kind == Kind::kForest) {
+      out.push_back("num_parallel_tree");
+    } else {
+      out.insert(out.end(), {"rounds", "eta", "uncertainty_bags"});
+    }
+    return out;
+  }
+
+  // The defaults of `kind` with the values of `extra`; InvalidInput for a value out of range.
+  static Settings parse(Kind kind, const std::string& regressor, const json& extra) {
+    check_setting_names(regressor, extra, keys(kind));
+    Settings s = defaults(kind);
+    s.target = target_setting(regressor, extra);
+    if (const auto it = extra.find("tree_method"); it != extra.end()) {
+      if (!it->is_string() || (*it != "exact" && *it != "hist" && *it != "approx")) {
+        throw InvalidInput(fmt::format(
+            "{}: setting 'tree_method' must be \"exact\", \"hist\" or \"approx\", found {}",
+            regressor, it->dump()));
+      }
+      s.tree_method = it->get<std::string>();
+    }
+    const auto integer = [&](const char* key, int& value, int min, int max) {
+      const auto it = extra.find(key);
+      if (it == extra.end()) return;
+      if (!it->is_number_integer() || *it < min || *it > max) {
+        throw InvalidInput(fmt::format("{}: setting '{}' must be an integer in [{}, {}], found {}",
+                                       regressor, key, min, max, it->dump()));
+      }
+      value = it->get<int>();
+    };
+    const auto real = [&](const char* key, double& value, double min, double max,
+                          bool min_inclusive) {
+      const auto it = extra.find(key);
+      if (it == extra.end()) return;
+      const bool ok = it->is_number() && (min_inclusive ? *it >= min : *it > min) && *it <= max;
+      if (!ok) {
+        throw InvalidInput(fmt::format("{}: setting '{}' must be a number in {}{}, {}], found {}",
+                                       regressor, key, min_inclusive ? "[" : "(", min, max,
+                                       it->dump()));
+      }
+      value = it->get<double>();
+    };
+    integer("max_depth", s.max_depth, 1, 64);
+    real("subsample", s.subsample, 0, 1, false);
+    real("colsample_bynode", s.colsample_bynode, 0, 1, false);
+    real("min_child_weight", s.min_child_weight, 0, 1e9, true);
+    real("lambda", s.lambda, 0, 1e9, true);
+    integer("num_parallel_tree", s.num_parallel_tree, 1, 100000);
+    integer("rounds", s.rounds, 1, 100000);
+    real("eta", s.eta, 0, 1, false);
+    integer("uncertainty_bags", s.uncertainty_bags, 0, 1000);
+    if (s.uncertainty_bags == 1) {
+      throw InvalidInput(fmt::format(
+          "{}: setting 'uncertainty_bags' must be 0 (no uncertainty) or at least 2, found 1",
+          regressor));
+    }
+    return s;
+  }
+
+  json to_json(Kind kind) const {
+    json out = {{"target", target},
+                {"tree_method", tree_method},
+                {"max_depth", max_depth},
+                {"subsample", subsample},
+                {"colsample_bynode", colsample_bynode},
+                {"min_child_weight", min_child_weight},
+                {"lambda", lambda}};
+    if (kind == Kind::kForest) {
+      out["num_parallel_tree"] = num_parallel_tree;
+    } else {
+      out["rounds"] = rounds;
+      out["eta"] = eta;
+      out["uncertainty_bags"] = uncertainty_bags;
+    }
+    return out;
+  }
+};
+
+struct XgboostRegressor::Model {
+  std::unique_ptr<Booster> main;                 ///< fitted on all rows
+  std::vector<std::unique_ptr<Booster>> bagged;  ///< boost: fitted on bootstrap resamples
+  std::vector<std::vector<double>> leaf_values;  ///< forest: leaf value by tree and node id
+  double base_score = 0;                         ///< forest: log-space intercept of every tree
+  mutable std::mutex mutex;                      ///< serializes XGBoost calls
+};
+
+XgboostRegressor::XgboostRegressor(Kind kind)
+    : kind_(kind), settings_(std::make_unique<Settings>(Settings::defaults(kind))) {}
+
+XgboostRegressor::~XgboostRegressor() = default;
+XgboostRegressor::XgboostRegressor(XgboostRegressor&&) noexcept = default;
+XgboostRegressor& XgboostRegressor::operator=(XgboostRegressor&&) noexcept = default;
+
+std::string XgboostRegressor::name() const { return kind_ == Kind::kForest ? "forest" : "boost"; }
+
+std::string XgboostRegressor::description() const {
+  const Settings& s = *settings_;
+  if (kind_ == Kind::kForest) {
+    return fmt::format(
+        "random forest of {} trees (XGBoost, depth {}) on log {}; uncertainty from the spread "
+        "across trees",
+        s.num_parallel_tree, s.max_depth, s.target);
+  }
+  return fmt::format(
+      "gradient-boosted trees (XGBoost, {} rounds, eta {}, depth {}) on log {}; uncertainty from "
+      "{} bootstrap boosters",
+      s.rounds, s.eta, s.max_depth, s.target, s.uncertainty_bags);
+}
+
+nlohmann::json XgboostRegressor::settings() const { return settings_->to_json(kind_); }
+
+void XgboostRegressor::fit(const FeatureMatrix& x, std::span<const double> y,
+                           const FitOptions& options) {
+  const std::string regressor = name();
+  Settings settings = Settings::parse(kind_, regressor, options.extra);
+  check_training_data(regressor, x, y, kMinRows);
+  if (options.threads < 0) {
+    throw InvalidInput(fmt::format("{}: {} threads", regressor, options.threads));
+  }
+  const int threads = options.threads == 0 ? kDefaultThreads : options.threads;
+
+  std::vector<double> log_y(y.size());
+  std::transform(y.begin(), y.end(), log_y.begin(), [](double v) { return std::log(v); });
+  const double base_score =
+      std::accumulate(log_y.begin(), log_y.end(), 0.0) / static_cast<double>(log_y.size());
+
+  // XGBoost's seed is a 32-bit integer parameter.
+  const auto fit_one = [&](std::span<const double> weights, std::uint64_t seed) {
+    const DMatrix train(x, log_y, weights);
+    auto booster = std::make_unique<Booster>(train);
+    booster->set("booster", "gbtree");
+    booster->set("objective", "reg:squarederror");
+    booster->set("tree_method", settings.tree_method);
+    booster->set("verbosity", "0");
+    booster->set("nthread", std::to_string(threads));
+    booster->set("seed", std::to_string(seed % 2147483647U));
+    booster->set("base_score", number(base_score));
+    booster->set("eta", number(settings.eta));
+    booster->set("max_depth", std::to_string(settings.max_depth));
+    booster->set("subsample", number(settings.subsample));
+    booster->set("colsample_bynode", number(settings.colsample_bynode));
+    booster->set("min_child_weight", number(settings.min_child_weight));
+    booster->set("lambda", number(settings.lambda));
+    booster->set("num_parallel_tree", std::to_string(settings.num_parallel_tree));
+    for (int round = 0; round < settings.rounds; ++round) {
+      check(XGBoosterUpdateOneIter(booster->get(), round, train.get()), "XGBoosterUpdateOneIter");
+    }
+    return booster;
+  };
+
+  auto model = std::make_unique<Model>();
+  model->main = fit_one({}, options.seed);
+  if (kind_ == Kind::kForest) {
+    const json saved = model->main->to_json();
+    model->leaf_values = read_leaf_values(saved, regressor);
+    model->base_score = read_base_score(saved, regressor);
+  }
+  // Bootstrap resamples as instance weights: row i drawn w_i times out of n draws.
+  std::mt19937_64 random(options.seed);
+  std::uniform_int_distribution<std::size_t> draw(0, y.size() - 1);
+  for (int bag = 0; bag < settings.uncertainty_bags; ++bag) {
+    std::vector<double> weights(y.size(), 0.0);
+    for (std::size_t i = 0; i < y.size(); ++i) weights[draw(random)] += 1;
+    model->bagged.push_back(fit_one(weights, options.seed + 1 + static_cast<std::uint64_t>(bag)));
+  }
+
+  feature_names_ = x.names;
+  *settings_ = std::move(settings);
+  model_ = std::move(model);
+}
+
+std::vector<Prediction> XgboostRegressor::predict(const FeatureMatrix& x) const {
+  if (!model_) {
+    throw InternalError(fmt::format("{} regressor: predict() before fit() or load()", name()));
+  }
+  check_feature_names(name(), feature_names_, x);
+  std::vector<Prediction> out(x.rows());
+  if (x.rows() == 0) return out;
+
+  const DMatrix data(x, {}, {});
+  std::vector<float> margin;
+  std::vector<float> leaves;
+  std::vector<std::vector<float>> bag_margins;
+  {
+    const std::lock_guard lock(model_->mutex);
+    margin = model_->main->predict(data, false);
+    if (kind_ == Kind::kForest) leaves = model_->main->predict(data, true);
+    for (const auto& bag : model_->bagged) bag_margins.push_back(bag->predict(data, false));
+  }
+  if (margin.size() != x.rows()) {
+    throw InternalError(
+        fmt::format("XGBoost gave {} predictions for {} rows", margin.size(), x.rows()));
+  }
+
+  const std::size_t trees = model_->leaf_values.size();
+  if (kind_ == Kind::kForest && leaves.size() != x.rows() * trees) {
+    throw InternalError(fmt::format("XGBoost gave {} leaf indices for {} rows x {} trees",
+                                    leaves.size(), x.rows(), trees));
+  }
+  std::vector<double> spread(kind_ == Kind::kForest ? trees : bag_margins.size());
+  for (std::size_t i = 0; i < x.rows(); ++i) {
+    const double z = margin[i];
+    double sigma_z = 0;
+    if (kind_ == Kind::kForest) {
+      // Random-forest mode scales each tree's leaves by 1/num_parallel_tree, so one tree's own
+      // estimate is base + trees·leaf and the forest's is their mean.
+      for (std::size_t t = 0; t < trees; ++t) {
+        const auto node = static_cast<std::size_t>(leaves[i * trees + t]);
+        const std::vector<double>& values = model_->leaf_values[t];
+        if (node >= values.size()) {
+          throw InternalError(fmt::format("XGBoost leaf {} outside tree {}", node, t));
+        }
+        spread[t] = model_->base_score + static_cast<double>(trees) * values[node];
+      }
+      const double mean = std::accumulate(spread.begin(), spread.end(), 0.0) / trees;
+      if (std::abs(mean - z) > kForestSelfCheckTolerance * std::max(1.0, std::abs(z))) {
+        throw InternalError(fmt::format(
+            "forest: mean of the per-tree predictions {} differs from XGBoost's {}", mean, z));
+      }
+      sigma_z = sample_stddev(spread);
+    } else if (!bag_margins.empty()) {
+      for (std::size_t b = 0; b < bag_margins.size(); ++b) spread[b] = bag_margins[b][i];
+      sigma_z = sample_stddev(spread);
+    }
+    const double value = std::exp(z);
+    out[i] = {value, value * sigma_z};
+  }
+  return out;
+}
+
+nlohmann::json XgboostRegressor::save() const {
+  if (!model_) {
+    throw InternalError(fmt::format("{} regressor: save() before fit() or load()", name()));
+  }
+  json model = saved_model_header(name(), feature_names_);
+  model["settings"] = settings();
+  const std::lock_guard lock(model_->mutex);
+  model["xgboost_model"] = model_->main->to_json();
+  if (kind_ == Kind::kBoost) {
+    json bags = json::array();
+    for (const auto& bag : model_->bagged) bags.push_back(bag->to_json());
+    model["bagged_models"] = std::move(bags);
+  }
+  return model;
+}
+
+void XgboostRegressor::load(const nlohmann::json& saved) {
+  const std::string regressor = name();
+  std::vector<std::string> names = read_saved_model_header(regressor, saved);
+  Settings settings = Settings::parse(kind_, regressor, saved_field(regressor, saved, "settings"));
+  // Every saved setting must be present: a model written with other defaults stays that model.
+  if (saved_field(regressor, saved, "settings").size() != Settings::keys(kind_).size()) {
+    throw InvalidInput(fmt::format("{} model: \"settings\" must list {}", regressor,
+                                   join_with_commas(Settings::keys(kind_))));
+  }
+
+  auto model = std::make_unique<Model>();
+  const json& main = saved_field(regressor, saved, "xgboost_model");
+  model->main = booster_from_json(main, names.size(), regressor, "xgboost_model");
+  model->main->set("nthread", std::to_string(kDefaultThreads));
+  if (kind_ == Kind::kForest) {
+    model->leaf_values = read_leaf_values(main, regressor);
+    model->base_score = read_base_score(main, regressor);
+  } else {
+    const json& bags = saved_field(regressor, saved, "bagged_models");
+    if (!bags.is_array() || bags.size() != static_cast<std::size_t>(settings.uncertainty_bags)) {
+      throw InvalidInput(fmt::format("{} model: \"bagged_models\" must be an array of {} models",
+                                     regressor, settings.uncertainty_bags));
+    }
+    for (const json& bag : bags) {
+      model->bagged.push_back(booster_from_json(bag, names.size(), regressor, "bagged_models"));
+      model->bagged.back()->set("nthread", std::to_string(kDefaultThreads));
+    }
+  }
+  feature_names_ = std::move(names);
+  *settings_ = std::move(settings);
+  model_ = std::move(model);
+}
+
+std::vector<std::pair<std::string, double>> XgboostRegressor::feature_importance() const {
+  if (!model_) return {};
+  bst_ulong count = 0;
+  const char** features = nullptr;
+  bst_ulong dim = 0;
+  const bst_ulong* shape = nullptr;
+  const float* scores = nullptr;
+  std::vector<std::pair<std::string, double>> out;
+  {
+    const std::lock_guard lock(model_->mutex);
+    check(XGBoosterFeatureScore(model_->main->get(), R"({"importance_type": "total_gain"})", &count,
+                                &features, &dim, &shape, &scores),
+          "XGBoosterFeatureScore");
+    // Without feature names XGBoost calls column i "f<i>".
+    for (bst_ulong k = 0; k < count; ++k) {
+      const std::string feature = features[k];
+      std::size_t index = 0;
+      try {
+        index = std::stoul(feature.substr(1));
+      } catch (const std::exception&) {
+        throw InternalError("XGBoost feature score for unexpected feature " + feature);
+      }
+      if (feature.empty() || feature[0] != 'f' || index >= feature_names_.size()) {
+        throw InternalError("XGBoost feature score for unexpected feature " + feature);
+      }
+      out.emplace_back(feature_names_[index], scores[k]);
+    }
+  }
+  double total = 0;
+  for (const auto& entry : out) total += entry.second;
+  if (!(total > 0)) return {};
+  for (auto& entry : out) entry.second /= total;
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+}  // namespace nnergy::predict
