@@ -9,9 +9,9 @@ compared with it side by side. Run with Debian's interpreter (python3-sklearn):
         --holdout-networks resnet50,vit_b_16 --features-csv /tmp/features.csv
     /usr/bin/python3 tools/sklearn_reference.py /tmp/features.csv
 
-It prints, for the time target and each mode, the k-fold CV R² (mean ± σ over the folds, on the
-training ops), the test-split metrics and, when networks were held out, the metrics on the held-out
-networks' ops, plus the fit and predict times. Network-level sums need each network's op counts,
+It prints, for the time target and each mode, the k-fold CV R² (mean ± σ over the folds), the
+test-split metrics and, when networks were held out, the metrics on the held-out networks' ops,
+plus the fit and predict times, on the same rows as `nnergy evaluate` uses for each. Network-level sums need each network's op counts,
 which the features file does not carry; `nnergy evaluate` reports those.
 """
 
@@ -78,7 +78,8 @@ def line(label, m):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("features_csv")
-    parser.add_argument("--trees", type=int, default=300, help="trees in the forest (300)")
+    parser.add_argument("--trees", type=int, default=100,
+                        help="trees in the forest (100: sklearn's default and nnergy's forest)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--raw", action="store_true", help="fit seconds instead of log(seconds)")
@@ -90,47 +91,50 @@ def main():
     fold = np.array([int(v) for v in meta["fold"]])
     holdout = np.array([v == "1" for v in meta["holdout"]])
     mode = np.array(meta["mode"])
-    train = (split == "train") & ~holdout
-    test = (split == "test") & ~holdout
-
+    modes = sorted(set(mode))
+    # The same rows as `nnergy evaluate` (learn/evaluation.cc): CV over the non-test rows' folds,
+    # the test split fitted on every non-test row, and the held-out networks fitted on every row
+    # that is not one of their ops.
+    test = split == "test"
     print(f"sklearn {__import__('sklearn').__version__} RandomForestRegressor, {args.trees} trees, "
           f"target {'time_s' if args.raw else 'log(time_s)'}, {len(names)} features, "
-          f"{len(y)} rows ({int(train.sum())} train, {int(test.sum())} test, "
+          f"{len(y)} rows ({int((~test).sum())} non-test, {int(test.sum())} test, "
           f"{int(holdout.sum())} held-out networks' ops)")
+
+    cv = {m: [] for m in modes}
+    for k in sorted(set(fold[fold >= 0])):
+        fit_rows = (fold >= 0) & (fold != k)
+        eval_rows = fold == k
+        p = fit_predict(args, x[fit_rows], y[fit_rows], x[eval_rows])
+        for m in modes:
+            sel = mode[eval_rows] == m
+            if sel.sum() >= 2:
+                cv[m].append(metrics(y[eval_rows][sel], p[sel])["r2"])
+    for m in modes:
+        if cv[m]:
+            sd = np.std(cv[m], ddof=1) if len(cv[m]) > 1 else 0
+            print(f"{len(cv[m])}-fold CV R², {m}: {np.mean(cv[m]):.3f} ± {sd:.3f}")
+
     print(f"{'split':<34} {'rows':>5} {'R²':>8} {'MAPE':>11} {'RMSE':>13} {'RMSPE':>11} "
           f"{'±10 %':>9}")
-
-    folds = sorted(set(fold[train]) - {-1})
-    scores = []
-    for k in folds:
-        fit_rows = train & (fold != k)
-        eval_rows = train & (fold == k)
-        if eval_rows.sum() < 2:
-            continue
-        p = fit_predict(args, x[fit_rows], y[fit_rows], x[eval_rows])
-        scores.append(metrics(y[eval_rows], p)["r2"])
-    if scores:
-        print(f"{len(scores)}-fold CV R² (train ops): {np.mean(scores):.4f} ± "
-              f"{np.std(scores, ddof=1) if len(scores) > 1 else 0:.4f}")
-
-    start = time.perf_counter()
-    forest = make_forest(args)
-    forest.fit(x[train], y[train] if args.raw else np.log(y[train]))
-    fit_s = time.perf_counter() - start
-    for label, rows in (("test", test), ("held-out networks' ops", holdout)):
+    for label, fit_rows, rows in (("test", ~test, test),
+                                  ("held-out networks' ops", ~holdout, holdout)):
         if rows.sum() < 2:
             continue
+        start = time.perf_counter()
+        forest = make_forest(args)
+        forest.fit(x[fit_rows], y[fit_rows] if args.raw else np.log(y[fit_rows]))
+        fit_s = time.perf_counter() - start
         start = time.perf_counter()
         p = forest.predict(x[rows])
         predict_s = time.perf_counter() - start
         p = p if args.raw else np.exp(p)
-        print(line(f"{label}, all modes", metrics(y[rows], p)))
-        for m in sorted(set(mode[rows])):
+        for m in modes:
             sel = mode[rows] == m
             if sel.sum() >= 2:
                 print(line(f"{label}, {m}", metrics(y[rows][sel], p[sel])))
-        print(f"  predict {int(rows.sum())} rows: {predict_s * 1e3:.1f} ms")
-    print(f"fit on {int(train.sum())} rows: {fit_s:.2f} s")
+        print(f"  fit on {int(fit_rows.sum())} rows: {fit_s:.2f} s; "
+              f"predict {int(rows.sum())} rows: {predict_s * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 
 #ifdef NNERGY_HAVE_TORCH_REGRESSORS
 #include "nnergy/predict/torch_regressors.h"
+#include "torch_plugin.h"
 #endif
 
 namespace nnergy::cli {
@@ -11,7 +12,9 @@ predict::RegressorRegistry available_regressors() {
   predict::RegressorRegistry registry;
   predict::register_standard_regressors(registry);
 #ifdef NNERGY_HAVE_TORCH_REGRESSORS
-  predict::register_torch_regressors(registry);
+  // Made by the LibTorch plugin, loaded only when a resnet is made.
+  registry.add("resnet", predict::kResnetRegressorSummary,
+               [] { return torch_plugin().make_resnet(); });
 #endif
   return registry;
 }

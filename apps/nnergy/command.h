@@ -32,6 +32,10 @@ void add_profile_command(CLI::App& app, CommandRun* selected, const std::string&
 void add_dataset_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 void add_train_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
+/// `nnergy archline run|fit|plot|show|synth` (seed 003).
+void add_archline_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
+/// `nnergy account`: energy accounting of a recorded run (seed 001).
+void add_account_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 
 /// Every regressor of this build: the standard ones, plus the LibTorch ones where built.
 predict::RegressorRegistry available_regressors();

@@ -20,6 +20,7 @@
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/learn/evaluation.h"
 #include "nnergy/learn/model_file.h"
+#include "nnergy/learn/regressor_settings.h"
 #include "nnergy/learn/training_table.h"
 #include "nnergy/report/quantity_format.h"
 #include "nnergy/report/run_context.h"
@@ -48,6 +49,7 @@ struct EvaluateOptions {
   std::string devices_file;
   std::uint64_t seed = 1;
   int threads = 0;
+  std::vector<std::string> settings;  ///< --set KEY=VALUE
 };
 
 // Written whole after the evaluation succeeded, through a temporary file and a rename, so that a
@@ -311,6 +313,7 @@ CommandResult run_evaluate(const EvaluateOptions& o, const std::string& command_
   settings.holdout_networks = split_list(o.holdout_networks);
   settings.seed = o.seed;
   settings.threads = o.threads;
+  settings.extra = learn::parse_regressor_settings(o.settings, "--set");
   const learn::SplitAssignment splits = learn::assign_splits(table, settings);
 
   std::vector<PredictorEvaluation> evaluations;
@@ -407,6 +410,9 @@ void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string
       ->capture_default_str();
   cmd->add_option("--threads", options->threads, "worker threads (0: the regressor's default)")
       ->capture_default_str();
+  cmd->add_option("--set", options->settings,
+                  "regressor setting KEY=VALUE (repeatable; given to every --predictor, see "
+                  "README), e.g. --set num_parallel_tree=50");
   cmd->callback([options, selected, command_line] {
     *selected = [options, command_line] { return run_evaluate(*options, command_line); };
   });

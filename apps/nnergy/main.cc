@@ -13,9 +13,10 @@ namespace {
 
 #ifdef NNERGY_HAVE_TORCH
 constexpr const char* kCommands =
-    "predict, zoo, devices, monitor, profile, dataset, train, evaluate";
+    "predict, zoo, devices, monitor, profile, dataset, train, evaluate, account, archline";
 #else
-constexpr const char* kCommands = "predict, zoo, devices, monitor, dataset, train, evaluate";
+constexpr const char* kCommands =
+    "predict, zoo, devices, monitor, dataset, train, evaluate, account, archline";
 #endif
 
 int fail(nnergy::ExitCode code, const std::string& message) {
@@ -55,6 +56,8 @@ int main(int argc, char** argv) {
   nnergy::cli::add_dataset_command(app, &run, command_line);
   nnergy::cli::add_train_command(app, &run, command_line);
   nnergy::cli::add_evaluate_command(app, &run, command_line);
+  nnergy::cli::add_account_command(app, &run, command_line);
+  nnergy::cli::add_archline_command(app, &run, command_line);
 
   try {
     app.parse(static_cast<int>(own_args.size()), own_args.data());

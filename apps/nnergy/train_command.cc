@@ -13,6 +13,7 @@
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/learn/model_file.h"
+#include "nnergy/learn/regressor_settings.h"
 #include "nnergy/learn/training_table.h"
 #include "nnergy/report/quantity_format.h"
 
@@ -28,6 +29,7 @@ struct TrainOptions {
   std::string devices_file;
   std::uint64_t seed = 1;
   int threads = 0;
+  std::vector<std::string> settings;  ///< --set KEY=VALUE
 };
 
 std::string in_sample_text(const nlohmann::json& metrics) {
@@ -61,6 +63,7 @@ CommandResult run_train(const TrainOptions& o, const std::string& command_line) 
   settings.predictor = o.predictor;
   settings.seed = o.seed;
   settings.threads = o.threads;
+  settings.extra = learn::parse_regressor_settings(o.settings, "--set");
   settings.command_line = command_line;
   const auto start = std::chrono::steady_clock::now();
   const learn::ModelFile model = learn::ModelFile::train(table, registry, settings);
@@ -122,6 +125,8 @@ void add_train_command(CLI::App& app, CommandRun* selected, const std::string& c
   cmd->add_option("--seed", options->seed, "random seed of the regressor")->capture_default_str();
   cmd->add_option("--threads", options->threads, "worker threads (0: the regressor's default)")
       ->capture_default_str();
+  cmd->add_option("--set", options->settings,
+                  "regressor setting KEY=VALUE (repeatable; see README), e.g. --set max_depth=10");
   cmd->callback([options, selected, command_line] {
     *selected = [options, command_line] { return run_train(*options, command_line); };
   });

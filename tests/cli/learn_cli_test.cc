@@ -202,6 +202,29 @@ TEST(LearnCli, EvaluatePrintsTheTablesAndWritesBothCsvFiles) {
   EXPECT_THAT(features_text, HasSubstr(",flop_count"));
 }
 
+TEST(LearnCli, SetGivesTheRegressorItsSettingsAndTheModelKeepsThem) {
+  const fs::path path = scratch() / "small-forest.nnp";
+  const RunResult r =
+      run_nnergy({"train", "--db", kDataset.string(), "--predictor", "forest", "--out",
+                  path.string(), "--set", "num_parallel_tree=7", "--set", "max_depth=4"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  const json model = json::parse(read_file(path));
+  const json& settings = model["targets"]["time_s"]["model"]["settings"];
+  EXPECT_EQ(settings["num_parallel_tree"], 7);
+  EXPECT_EQ(settings["max_depth"], 4);
+}
+
+TEST(LearnCliBadInput, SetWithAnUnknownKeyOrNoValue) {
+  const fs::path out = scratch() / "never-set.nnp";
+  expect_bad_input(run_nnergy({"train", "--db", kDataset.string(), "--out", out.string(), "--set",
+                               "max_dept=4"}),
+                   {"max_dept"});
+  expect_bad_input(run_nnergy({"evaluate", "--db", kDataset.string(), "--predictor", "forest",
+                               "--set", "max_depth"}),
+                   {"--set 'max_depth'", "KEY=VALUE"});
+  EXPECT_FALSE(fs::exists(out));
+}
+
 TEST(LearnCliBadInput, TooFewRowsForTheFolds) {
   expect_bad_input(run_nnergy({"evaluate", "--db", kDataset.string(), "--predictor", "analytical",
                                "--folds", "100000"}),

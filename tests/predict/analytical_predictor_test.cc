@@ -22,7 +22,7 @@ device::DeviceSpec toy_device() {
   d.clock = {500, 1000, 1000, 100};
   d.dvfs = {0.5, 500};  // voltage 0.5·Vmax at 500 MHz, Vmax at 1000 MHz
   d.efficiency = {0.5, 1.0, 0.0};
-  d.archline[Precision::kFp32] = {10e-12, 100e-12, 100, "toy", false};
+  d.archline[Precision::kFp32] = {10e-12, 100e-12, 100, "toy", false, std::nullopt, std::nullopt};
   return d;
 }
 

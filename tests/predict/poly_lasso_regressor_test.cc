@@ -51,6 +51,27 @@ std::set<std::string> term_names(const PolyLassoRegressor::FamilyModel& model) {
   return names;
 }
 
+TEST(PolyLassoRegressor, InputsOutsideTheTrainingRangeAreClampedToIt) {
+  // Fitted on x in [0, 3], the quadratic would give 2 + 300 − 5000 = −4698 at x = 100; clamped,
+  // x = 100 is predicted as x = 3 and x = −50 as x = 0.
+  FeatureMatrix train = xu_matrix();
+  std::vector<double> y;
+  add_rows(train, y, "F", 200, 7, quadratic);
+  PolyLassoRegressor regressor;
+  regressor.fit(train, y, identity_options());
+
+  FeatureMatrix far = xu_matrix();
+  far.add_row(std::vector<double>{100, 0.5, 5}, "F");
+  far.add_row(std::vector<double>{-50, 0.5, 5}, "F");
+  const std::vector<Prediction> predicted = regressor.predict(far);
+  EXPECT_NEAR(predicted[0].value, quadratic(3), kExactTolerance);
+  EXPECT_NEAR(predicted[1].value, quadratic(0), kExactTolerance);
+
+  PolyLassoRegressor reloaded;
+  reloaded.load(regressor.save());
+  EXPECT_DOUBLE_EQ(reloaded.predict(far)[0].value, predicted[0].value);
+}
+
 TEST(PolyLassoRegressor, RecoversQuadraticSparselyAndCvPicksDegreeTwo) {
   FeatureMatrix train = xu_matrix();
   std::vector<double> y;

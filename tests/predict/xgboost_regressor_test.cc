@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "nnergy/core/base64.h"
 #include "nnergy/core/error.h"
 
 namespace nnergy::predict {
@@ -97,13 +98,17 @@ TEST_P(XgboostKindTest, SettingsAreAppliedSavedAndChecked) {
   const nlohmann::json saved = regressor.save();
   EXPECT_EQ(saved["settings"]["max_depth"], 3);
   EXPECT_EQ(saved["settings"]["target"], "power_w");
-  EXPECT_TRUE(saved["xgboost_model"].contains("learner"));
+  ASSERT_TRUE(saved["xgboost_model_ubj_base64"].is_string());
+  // UBJSON of a JSON object starts with '{'.
+  const auto ubj = base64::decode(saved["xgboost_model_ubj_base64"].get<std::string>());
+  ASSERT_TRUE(ubj.has_value());
+  EXPECT_EQ(ubj->front(), '{');
   if (GetParam() == Kind::kForest) {
     EXPECT_EQ(saved["settings"]["num_parallel_tree"], 50);
-    EXPECT_EQ(saved["xgboost_model"]["learner"]["gradient_booster"]["model"]["trees"].size(), 50U);
+    EXPECT_EQ(saved["tree_leaf_values"].size(), 50U);
   } else {
     EXPECT_EQ(saved["settings"]["rounds"], 100);
-    EXPECT_EQ(saved["bagged_models"].size(), 5U);
+    EXPECT_EQ(saved["bagged_models_ubj_base64"].size(), 5U);
   }
 
   XgboostRegressor other(GetParam());
@@ -131,13 +136,30 @@ TEST_P(XgboostKindTest, ACorruptModelIsInvalidInput) {
   regressor.fit(x, y, small(GetParam()));
   const nlohmann::json saved = regressor.save();
 
-  nlohmann::json broken = saved;
-  broken["xgboost_model"]["learner"]["gradient_booster"] = "oops";
-  EXPECT_THROW(XgboostRegressor(GetParam()).load(broken), InvalidInput);
-
-  nlohmann::json not_object = saved;
-  not_object["xgboost_model"] = 3;
-  EXPECT_THROW(XgboostRegressor(GetParam()).load(not_object), InvalidInput);
+  const std::string field = "xgboost_model_ubj_base64";
+  const std::string ubj = *base64::decode(saved[field].get<std::string>());
+  nlohmann::json truncated = saved;
+  truncated[field] = base64::encode(ubj.substr(0, ubj.size() / 2));
+  EXPECT_THROW(XgboostRegressor(GetParam()).load(truncated), InvalidInput);
+  nlohmann::json not_base64 = saved;
+  not_base64[field] = "not base64!";
+  EXPECT_THROW(XgboostRegressor(GetParam()).load(not_base64), InvalidInput);
+  nlohmann::json not_string = saved;
+  not_string[field] = 3;
+  EXPECT_THROW(XgboostRegressor(GetParam()).load(not_string), InvalidInput);
+  if (GetParam() == Kind::kForest) {
+    // Leaf values that do not belong to the model are caught when predicting.
+    nlohmann::json other_leaves = saved;
+    for (auto& tree : other_leaves["tree_leaf_values"]) {
+      for (auto& value : tree) value = value.get<double>() + 1;
+    }
+    XgboostRegressor mismatched(GetParam());
+    mismatched.load(other_leaves);
+    EXPECT_THROW(mismatched.predict(x), InvalidInput);
+    nlohmann::json fewer_trees = saved;
+    fewer_trees["tree_leaf_values"].erase(0);
+    EXPECT_THROW(XgboostRegressor(GetParam()).load(fewer_trees), InvalidInput);
+  }
 
   nlohmann::json more_names = saved;
   more_names["feature_names"].push_back("c");

@@ -165,6 +165,12 @@ DeviceSpec parse_device(const json& entry, const std::string& source, std::size_
     params.pi0_w = a.number("pi0_w", "W");
     params.source = a.text_or("source", "");
     params.estimated = a.boolean_or("estimated", true);
+    if (a.has("reference_peak_flop_per_s")) {
+      params.reference_peak_flop_per_s = a.number("reference_peak_flop_per_s", "flop/s");
+    }
+    if (a.has("reference_bandwidth_byte_per_s")) {
+      params.reference_bandwidth_byte_per_s = a.number("reference_bandwidth_byte_per_s", "B/s");
+    }
     d.archline[p] = params;
   }
   if (d.archline.count(Precision::kFp32) == 0) {

@@ -29,6 +29,7 @@ ArchlineParameters DeviceSpec::archline_for(Precision precision) const {
     derived.eps_flop_j = fp32->second.eps_flop_j * (*p32 / *p);
   }
   derived.estimated = true;
+  derived.reference_peak_flop_per_s.reset();  // the fp32 reference peak is not this precision's
   derived.source = fmt::format("derived from fp32 ({}): same flop power at the {} peak",
                                fp32->second.source, to_string(precision));
   return derived;

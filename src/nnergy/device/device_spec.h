@@ -17,6 +17,11 @@ struct ArchlineParameters {
   double pi0_w = 0;               ///< baseline (constant) power, W
   std::string source;             ///< where the values come from
   bool estimated = true;          ///< false only for measured, published values
+  /// Peak flop/s the source used for its derived quantities (π_flop, η_flop, B_τ; seed 003
+  /// Tables 7, 9, 11) when it differs from the datasheet peak; absent: use the device's peak.
+  std::optional<double> reference_peak_flop_per_s;
+  /// Bandwidth the source used for π_mem and B_τ, B/s; absent: use the device's bandwidth.
+  std::optional<double> reference_bandwidth_byte_per_s;
 };
 
 /// Core clock range of a device, MHz.

@@ -346,6 +346,8 @@ RankedFeatures rank_features(const FamilyData& data, const Settings& s, bool poo
     f.log1p = log1p;
     f.mean = values.mean();
     f.stddev = population_stddev(values);
+    f.min = values.minCoeff();
+    f.max = values.maxCoeff();
     return f;
   };
   const auto correlation = [&](const VectorXd& values) {
@@ -703,7 +705,9 @@ nlohmann::json model_to_json(const PolyLassoRegressor::FamilyModel& model,
                     {"log1p", f.log1p},
                     {"expanded", f.expanded},
                     {"mean", f.mean},
-                    {"stddev", f.stddev}});
+                    {"stddev", f.stddev},
+                    {"min", f.min},
+                    {"max", f.max}});
   }
   nlohmann::json terms = nlohmann::json::array();
   for (const auto& term : model.terms) {
@@ -760,8 +764,11 @@ PolyLassoRegressor::FamilyModel model_from_json(const nlohmann::json& json,
     feature.expanded = f.at("expanded").get<bool>();
     feature.mean = f.at("mean").get<double>();
     feature.stddev = f.at("stddev").get<double>();
-    if (!std::isfinite(feature.mean) || !(feature.stddev > 0) || !std::isfinite(feature.stddev)) {
-      fail("base feature '" + feature.name + "' has a bad mean or stddev");
+    feature.min = f.at("min").get<double>();
+    feature.max = f.at("max").get<double>();
+    if (!std::isfinite(feature.mean) || !(feature.stddev > 0) || !std::isfinite(feature.stddev) ||
+        !std::isfinite(feature.min) || !std::isfinite(feature.max) || feature.min > feature.max) {
+      fail("base feature '" + feature.name + "' has a bad mean, stddev or range");
     }
     model.base.push_back(std::move(feature));
   }
@@ -903,7 +910,8 @@ std::vector<Prediction> PolyLassoRegressor::predict(const FeatureMatrix& x) cons
     }
     z.resize(model.base.size());
     for (std::size_t b = 0; b < model.base.size(); ++b) {
-      z[b] = (base_raw(model.base[b], row) - model.base[b].mean) / model.base[b].stddev;
+      const PolyLassoRegressor::BaseFeature& f = model.base[b];
+      z[b] = (std::clamp(base_raw(f, row), f.min, f.max) - f.mean) / f.stddev;
     }
     double fitted = model.intercept;
     for (const Term& term : model.terms) {

@@ -45,9 +45,12 @@ namespace nnergy::predict {
 ///
 /// The fitted target is log(y) by default ("transform": "log"): measured times span six orders
 /// of magnitude, so a fit of y would serve the largest ops only, and exp() keeps predictions
-/// positive. "transform": "identity" fits y itself as seed 004 does. Predictions are kept within
-/// [min y / 10³, max y · 10³] of the model's training targets, guarding against the
-/// polynomial's blow-up far outside the training range.
+/// positive. "transform": "identity" fits y itself as seed 004 does. A polynomial explodes
+/// outside the range it was fitted on (a cubic of an unseen size, or of an op kind the pooled
+/// model never saw, predicted hours for a ViT MatMul), so at prediction each base feature is
+/// clamped to the range it had in the model's training rows, and predictions are kept within
+/// [min y / 10³, max y · 10³] of the training targets. Ops larger than any seen are therefore
+/// predicted as the largest seen: poly-lasso does not extrapolate (the hybrid model does).
 ///
 /// Uncertainty: σ, the out-of-fold RMSE of the chosen setting in the fitted space (for a family
 /// served by the pooled model, the pooled model's on that family's rows). For the log transform
@@ -68,6 +71,8 @@ class PolyLassoRegressor : public Regressor {
     bool expanded = false;   ///< enters the polynomial (true) or only linearly (special term)
     double mean = 0;         ///< z = (value − mean) / stddev
     double stddev = 1;
+    double min = 0;  ///< smallest value over the training rows; predictions clamp to [min, max]
+    double max = 0;  ///< largest value over the training rows
   };
   /// One kept term: coefficient · Π z_i^power_i over the family's base features.
   struct Term {

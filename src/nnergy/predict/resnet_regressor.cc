@@ -647,7 +647,7 @@ void ResnetRegressor::load(const nlohmann::json& model) {
 }
 
 void register_torch_regressors(RegressorRegistry& registry) {
-  registry.add("resnet", "ResPerfNet residual 1-D CNN (LibTorch), MAPLE loss, MC-dropout σ",
+  registry.add("resnet", kResnetRegressorSummary,
                [] { return std::make_unique<ResnetRegressor>(); });
 }
 

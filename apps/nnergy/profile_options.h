@@ -1,0 +1,27 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace nnergy::cli {
+
+/// The flags of `nnergy profile`, parsed by the executable and run by the LibTorch plugin
+/// (torch_plugin.h).
+struct ProfileOptions {
+  std::string models;
+  std::string networks;
+  std::string modes = "inference";
+  std::string device = "cpu";
+  std::string db;
+  double min_time_s = 0.2;
+  int repeats = 3;
+  std::string dtype = "fp32";
+  std::int64_t batch = 1;
+  std::string shard = "1/1";
+  bool dry_run = false;
+  std::string whitelist;
+  int threads = 0;
+  std::string clocks_mhz;
+};
+
+}  // namespace nnergy::cli

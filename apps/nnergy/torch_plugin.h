@@ -1,0 +1,39 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "command.h"
+#include "nnergy/predict/regressor.h"
+#include "profile_options.h"
+
+namespace nnergy::cli {
+
+/// What the LibTorch plugin (libnnergy_torch_plugin.so, built next to the `nnergy` executable
+/// where LibTorch is found) offers. LibTorch lives in a plugin rather than in the executable
+/// because loading it costs ~0.4 s of CPU at every start, which every command paid although only
+/// `nnergy profile` and the resnet regressor use it; now only they load it.
+struct TorchPluginApi {
+  int version = 0;  ///< kTorchPluginApiVersion of the plugin's build
+  /// Runs `nnergy profile` (profile_run.cc).
+  CommandResult (*run_profile)(const ProfileOptions& options,
+                               const std::string& command_line) = nullptr;
+  /// A fresh ResnetRegressor (predict/resnet_regressor.h).
+  std::unique_ptr<predict::Regressor> (*make_resnet)() = nullptr;
+};
+
+/// Bumped whenever TorchPluginApi or a type it passes changes: executable and plugin must agree.
+inline constexpr int kTorchPluginApiVersion = 1;
+
+/// The plugin's entry point, exported with C linkage so that dlsym finds it by this name.
+extern "C" const TorchPluginApi* nnergy_torch_plugin_api();
+
+/// Where the plugin is looked for: next to the running executable (/proc/self/exe).
+std::string torch_plugin_path();
+
+/// Loads the plugin on first use (thread-safe) and returns its functions. Throws
+/// std::runtime_error naming the path when it is missing, cannot be loaded, or was built for
+/// another API version.
+const TorchPluginApi& torch_plugin();
+
+}  // namespace nnergy::cli

@@ -1,0 +1,23 @@
+// The LibTorch plugin's entry point (see torch_plugin.h): built into libnnergy_torch_plugin.so,
+// never into the executable.
+#include "nnergy/predict/resnet_regressor.h"
+#include "torch_plugin.h"
+
+namespace nnergy::cli {
+
+CommandResult run_profile(const ProfileOptions& options, const std::string& command_line);
+
+namespace {
+
+std::unique_ptr<predict::Regressor> make_resnet() {
+  return std::make_unique<predict::ResnetRegressor>();
+}
+
+}  // namespace
+
+extern "C" const TorchPluginApi* nnergy_torch_plugin_api() {
+  static const TorchPluginApi api{kTorchPluginApiVersion, &run_profile, &make_resnet};
+  return &api;
+}
+
+}  // namespace nnergy::cli

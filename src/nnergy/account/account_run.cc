@@ -1,0 +1,170 @@
+#include "nnergy/account/account_run.h"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "nnergy/account/hierarchy.h"
+#include "nnergy/core/error.h"
+
+namespace nnergy::account {
+namespace {
+
+double timeline_energy_j(const PowerTimeline& timeline, bool interpolate) {
+  double energy_j = 0;
+  for (std::size_t i = 0; i + 1 < timeline.time_s.size(); ++i) {
+    const double dt = timeline.time_s[i + 1] - timeline.time_s[i];
+    energy_j += interpolate ? 0.5 * (timeline.power_w[i] + timeline.power_w[i + 1]) * dt
+                            : timeline.power_w[i] * dt;
+  }
+  return energy_j;
+}
+
+}  // namespace
+
+AccountInputs read_session_directory(const std::filesystem::path& directory) {
+  const std::filesystem::path file = directory / "session.json";
+  std::ifstream in(file);
+  if (!in) {
+    throw InvalidInput(file.string() +
+                       ": expected a session file written by nnergy_torch.session, found none "
+                       "(or pass --trace and --power)");
+  }
+  nlohmann::json session;
+  try {
+    session = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidInput(file.string() + ": expected JSON, found unparsable text (" + e.what() + ")");
+  }
+  const auto string_key = [&](const char* key) {
+    if (!session.contains(key) || !session[key].is_string()) {
+      throw InvalidInput(file.string() + ": expected a string \"" + key + "\", found " +
+                         (session.contains(key) ? session[key].type_name() : "none"));
+    }
+    return session[key].get<std::string>();
+  };
+  if (!session.is_object() || !session.contains("format_version") ||
+      session["format_version"] != 1) {
+    throw InvalidInput(file.string() + ": expected \"format_version\": 1, found " +
+                       (session.is_object() && session.contains("format_version")
+                            ? session["format_version"].dump()
+                            : std::string("none")));
+  }
+  AccountInputs inputs;
+  inputs.label = directory.filename().empty() ? directory.parent_path().filename().string()
+                                              : directory.filename().string();
+  inputs.trace_files.push_back(directory / string_key("trace_file"));
+  inputs.power_files.push_back(directory / string_key("power_file"));
+  if (session.contains("trace_epoch_offset_s") && session["trace_epoch_offset_s"].is_number()) {
+    inputs.session_offset_s = session["trace_epoch_offset_s"].get<double>();
+  }
+  if (session.contains("power_devices") && session["power_devices"].is_object()) {
+    for (const auto& [source, device] : session["power_devices"].items()) {
+      if (!device.is_string()) {
+        throw InvalidInput(file.string() + ": expected \"power_devices\"[\"" + source +
+                           "\"] to be a device string (\"cpu\", \"gpu:0\"), found " +
+                           device.dump());
+      }
+      inputs.source_devices[source] = device.get<std::string>();
+    }
+  }
+  return inputs;
+}
+
+std::string device_of_source(const measure::SourceInfo& info,
+                             const std::map<std::string, std::string>& source_devices) {
+  const auto found = source_devices.find(info.id);
+  if (found != source_devices.end()) return found->second == "none" ? "" : found->second;
+  if (info.kind == "gpu") {
+    const std::size_t colon = info.id.rfind(':');
+    return "gpu:" + (colon == std::string::npos ? std::string("0") : info.id.substr(colon + 1));
+  }
+  if (info.kind == "cpu-package" || info.kind == "dram") return "cpu";
+  return "";
+}
+
+AccountRun load_account_run(const AccountInputs& inputs, const TraceReaderRegistry& readers,
+                            bool interpolate) {
+  if (inputs.trace_files.empty()) {
+    throw InvalidInput("--trace: expected at least one program trace file, found none");
+  }
+  AccountRun run;
+  run.label = inputs.label;
+  struct Loaded {
+    EventTrace trace;
+    double offset_s;
+  };
+  std::vector<Loaded> loaded;
+  std::string first_base_source;
+  for (const auto& path : inputs.trace_files) {
+    EventTrace trace = readers.read_file(path);
+    resolve_hierarchy(trace);
+    double offset_s = 0;
+    if (inputs.explicit_offset_s) {
+      offset_s = *inputs.explicit_offset_s;
+    } else if (trace.epoch_offset_s) {
+      offset_s = *trace.epoch_offset_s;
+    } else if (inputs.session_offset_s) {
+      offset_s = *inputs.session_offset_s;
+    } else {
+      throw InvalidInput(path.string() + ": expected a time base (baseTimeNanoseconds, epoch ts, " +
+                         "a session's trace_epoch_offset_s or --offset-us), found none: a " +
+                         trace.format + " trace's ts count from the profiler's start");
+    }
+    for (std::string& warning : trace.warnings) run.warnings.push_back(std::move(warning));
+    run.trace_formats.push_back(trace.format);
+    loaded.push_back({std::move(trace), offset_s});
+  }
+  // Accounting time 0 is the earliest event, so that times stay small and precise as doubles.
+  double base = std::numeric_limits<double>::infinity();
+  for (const Loaded& l : loaded) {
+    for (const TraceEvent& event : l.trace.events)
+      base = std::min(base, event.start_s + l.offset_s);
+  }
+  if (!std::isfinite(base)) base = loaded.front().offset_s;
+  run.base_epoch_s = base;
+  for (Loaded& l : loaded) {
+    const double shift = l.offset_s - base;
+    for (TraceEvent& event : l.trace.events) {
+      event.start_s += shift;
+      run.events.push_back(std::move(event));
+    }
+  }
+
+  std::map<std::string, std::vector<measure::PowerTrace>> by_device;
+  for (const auto& path : inputs.power_files) {
+    measure::TraceWarnings warnings;
+    std::vector<measure::PowerTrace> traces = measure::read_trace_file(path, &warnings);
+    for (std::string& message : warnings.messages) run.warnings.push_back(std::move(message));
+    if (traces.empty()) {
+      throw InvalidInput(path.string() +
+                         ": expected power samples, found an empty power trace (no source has "
+                         "samples with power)");
+    }
+    for (measure::PowerTrace& trace : traces) {
+      const std::string device = device_of_source(trace.info, inputs.source_devices);
+      if (device.empty()) {
+        run.warnings.push_back(path.string() + ": power source '" + trace.info.id + "' (kind " +
+                               trace.info.kind +
+                               ") is not assigned to a device and is left out; assign it with "
+                               "--power-device " +
+                               trace.info.id + "=cpu (or gpu:N)");
+        continue;
+      }
+      by_device[device].push_back(std::move(trace));
+    }
+  }
+  for (const auto& [device, traces] : by_device) {
+    std::vector<const measure::PowerTrace*> pointers;
+    for (const auto& trace : traces) pointers.push_back(&trace);
+    PowerTimeline timeline = combine_power_traces(device, pointers, base, interpolate);
+    run.power_ranges.push_back({device, timeline.time_s.front(), timeline.time_s.back(),
+                                timeline_energy_j(timeline, interpolate)});
+    run.power.push_back(std::move(timeline));
+  }
+  return run;
+}
+
+}  // namespace nnergy::account

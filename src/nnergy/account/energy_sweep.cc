@@ -1,0 +1,316 @@
+#include "nnergy/account/energy_sweep.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+#include "nnergy/core/error.h"
+
+namespace nnergy::account {
+namespace {
+
+struct Series {
+  std::vector<double> time_s;
+  std::vector<double> power_w;
+};
+
+// Value of a series at t inside its range: the most recent sample (recency) or the line between
+// neighbours. `cursor` only moves forward, so a merge over increasing t is linear.
+double value_at(const Series& series, double t, bool interpolate, std::size_t& cursor) {
+  while (cursor + 1 < series.time_s.size() && series.time_s[cursor + 1] <= t) ++cursor;
+  if (!interpolate || cursor + 1 >= series.time_s.size()) return series.power_w[cursor];
+  const double t0 = series.time_s[cursor];
+  const double t1 = series.time_s[cursor + 1];
+  const double p0 = series.power_w[cursor];
+  const double p1 = series.power_w[cursor + 1];
+  return p0 + (p1 - p0) * (t - t0) / (t1 - t0);
+}
+
+struct Boundary {
+  double time_s;
+  std::uint32_t local;  ///< index into the device's event list
+  std::uint32_t key;    ///< tie-break among boundaries at the same time
+  bool start;
+};
+
+class DeviceSweep {
+ public:
+  DeviceSweep(const PowerTimeline* timeline, bool interpolate, DeviceAccount& account)
+      : timeline_(timeline), interpolate_(interpolate), account_(account) {}
+
+  // Integrates power from now_ to t with the current number of busy threads.
+  void advance(double t) {
+    while (now_ < t) {
+      double next = t;
+      bool measured = false;
+      double energy_j = 0;
+      if (timeline_ != nullptr && now_ >= timeline_->time_s.front() &&
+          now_ < timeline_->time_s.back()) {
+        const auto& times = timeline_->time_s;
+        while (times[cursor_ + 1] <= now_) ++cursor_;
+        next = std::min(t, times[cursor_ + 1]);
+        measured = true;
+        energy_j = piece_energy(now_, next);
+      } else if (timeline_ != nullptr && now_ < timeline_->time_s.front()) {
+        next = std::min(t, timeline_->time_s.front());
+      }
+      const double dt = next - now_;
+      if (measured) {
+        if (busy_threads_ > 0) {
+          // Multiplicity: every busy thread's innermost event gets an equal share.
+          share_j_ += energy_j / busy_threads_;
+          account_.attributed_energy_j += energy_j;
+          account_.busy_time_s += dt;
+        } else {
+          account_.idle_energy_j += energy_j;
+          account_.idle_time_s += dt;
+        }
+      } else {
+        unmeasured_s_ += dt;
+        if (busy_threads_ > 0) account_.unmeasured_busy_time_s += dt;
+      }
+      now_ = next;
+    }
+  }
+
+  void open(std::uint32_t local) {
+    share_at_open_[local] = share_j_;
+    unmeasured_at_open_[local] = unmeasured_s_;
+    time_at_open_[local] = now_;
+  }
+
+  void close(EventEnergy& energy, std::uint32_t local) {
+    energy.energy_j += share_j_ - share_at_open_[local];
+    energy.unmeasured_time_s += unmeasured_s_ - unmeasured_at_open_[local];
+    energy.exclusive_time_s += now_ - time_at_open_[local];
+  }
+
+  void reserve(std::size_t n) {
+    share_at_open_.resize(n);
+    unmeasured_at_open_.resize(n);
+    time_at_open_.resize(n);
+  }
+
+  void set_now(double t) { now_ = t; }
+  void thread_busy() { ++busy_threads_; }
+  void thread_idle() { --busy_threads_; }
+
+ private:
+  double piece_energy(double a, double b) const {
+    const double p0 = timeline_->power_w[cursor_];
+    if (!interpolate_) return p0 * (b - a);
+    const double t0 = timeline_->time_s[cursor_];
+    const double t1 = timeline_->time_s[cursor_ + 1];
+    const double slope = (timeline_->power_w[cursor_ + 1] - p0) / (t1 - t0);
+    const double pa = p0 + slope * (a - t0);
+    const double pb = p0 + slope * (b - t0);
+    return 0.5 * (pa + pb) * (b - a);  // exact for a linear piece
+  }
+
+  const PowerTimeline* timeline_;
+  bool interpolate_;
+  DeviceAccount& account_;
+  double now_ = 0;
+  std::size_t cursor_ = 0;
+  std::size_t busy_threads_ = 0;
+  double share_j_ = 0;       // ∫ power / busy threads over measured busy time, J
+  double unmeasured_s_ = 0;  // unmeasured wall time so far, s
+  std::vector<double> share_at_open_;
+  std::vector<double> unmeasured_at_open_;
+  std::vector<double> time_at_open_;
+};
+
+void sweep_device(const std::vector<TraceEvent>& events, const std::vector<std::uint32_t>& indices,
+                  const PowerTimeline* timeline, const SweepOptions& options,
+                  DeviceAccount& account, std::vector<EventEnergy>& energies) {
+  const std::size_t n = indices.size();
+  // Dense per-device thread numbers, for per-thread stacks in a vector.
+  std::unordered_map<std::uint64_t, std::uint32_t> thread_number;
+  std::vector<std::uint32_t> thread_of(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    const auto [it, inserted] = thread_number.emplace(
+        events[indices[k]].thread, static_cast<std::uint32_t>(thread_number.size()));
+    thread_of[k] = it->second;
+  }
+  // Rank: outer events before inner ones that start at the same time. The keys are copied into
+  // one compact array so that the sort does not chase indices into the event list.
+  struct RankKey {
+    double start_s;
+    double duration_s;
+    std::uint32_t local;
+  };
+  std::vector<RankKey> keys(n);
+  for (std::uint32_t k = 0; k < n; ++k) {
+    keys[k] = {events[indices[k]].start_s, events[indices[k]].duration_s, k};
+  }
+  std::sort(keys.begin(), keys.end(), [](const RankKey& a, const RankKey& b) {
+    if (a.start_s != b.start_s) return a.start_s < b.start_s;
+    if (a.duration_s != b.duration_s) return a.duration_s > b.duration_s;
+    return a.local < b.local;
+  });
+  std::vector<Boundary> boundaries;
+  boundaries.reserve(2 * n);
+  double window_start = std::numeric_limits<double>::infinity();
+  double window_end = -std::numeric_limits<double>::infinity();
+  for (std::uint32_t rank = 0; rank < n; ++rank) {
+    const RankKey& key = keys[rank];
+    window_start = std::min(window_start, key.start_s);
+    window_end = std::max(window_end, key.start_s + key.duration_s);
+    // A zero-length event has no time to receive energy.
+    if (!(key.duration_s > 0)) continue;
+    boundaries.push_back({key.start_s, key.local, rank, true});
+    boundaries.push_back({key.start_s + key.duration_s, key.local,
+                          std::numeric_limits<std::uint32_t>::max() - rank, false});
+  }
+  keys = {};
+  // Same time: ends before starts (intervals are half-open); outer starts first, inner ends first.
+  std::sort(boundaries.begin(), boundaries.end(), [](const Boundary& a, const Boundary& b) {
+    if (a.time_s != b.time_s) return a.time_s < b.time_s;
+    if (a.start != b.start) return !a.start;
+    return a.key < b.key;
+  });
+  account.event_count = n;
+  if (n > 0) {
+    account.window_start_s = window_start;
+    account.window_end_s = window_end;
+  }
+  if (boundaries.empty()) return;
+
+  DeviceSweep sweep(timeline, options.interpolate, account);
+  sweep.reserve(n);
+  sweep.set_now(boundaries.front().time_s);
+  std::vector<std::vector<std::uint32_t>> stacks(thread_number.size());
+  for (const Boundary& boundary : boundaries) {
+    sweep.advance(boundary.time_s);
+    std::vector<std::uint32_t>& stack = stacks[thread_of[boundary.local]];
+    EventEnergy& energy = energies[indices[boundary.local]];
+    if (boundary.start) {
+      if (stack.empty()) {
+        sweep.thread_busy();
+      } else {
+        sweep.close(energies[indices[stack.back()]], stack.back());
+      }
+      stack.push_back(boundary.local);
+      sweep.open(boundary.local);
+    } else if (!stack.empty() && stack.back() == boundary.local) {
+      sweep.close(energy, boundary.local);
+      stack.pop_back();
+      if (stack.empty()) {
+        sweep.thread_idle();
+      } else {
+        sweep.open(stack.back());
+      }
+    } else {
+      // Not innermost (the events did not nest): it had no open segment; just forget it.
+      const auto found = std::find(stack.begin(), stack.end(), boundary.local);
+      if (found != stack.end()) stack.erase(found);
+    }
+  }
+  account.measured_energy_j = account.attributed_energy_j + account.idle_energy_j;
+}
+
+}  // namespace
+
+PowerTimeline combine_power_traces(const std::string& device,
+                                   const std::vector<const measure::PowerTrace*>& traces,
+                                   double base_epoch_s, bool interpolate) {
+  PowerTimeline timeline;
+  timeline.device = device;
+  std::vector<Series> series;
+  double first = -std::numeric_limits<double>::infinity();
+  double last = std::numeric_limits<double>::infinity();
+  for (const measure::PowerTrace* trace : traces) {
+    timeline.source_ids.push_back(trace->info.id);
+    Series s;
+    for (const measure::PowerSample& sample : trace->samples) {
+      if (!sample.power_w) continue;
+      const double t = sample.epoch_s - base_epoch_s;
+      if (!s.time_s.empty() && t <= s.time_s.back()) continue;
+      s.time_s.push_back(t);
+      s.power_w.push_back(*sample.power_w);
+    }
+    if (s.time_s.empty()) {
+      throw InvalidInput("power source '" + trace->info.id + "' (device " + device +
+                         "): expected samples with power_w, found none (an empty power trace)");
+    }
+    first = std::max(first, s.time_s.front());
+    last = std::min(last, s.time_s.back());
+    series.push_back(std::move(s));
+  }
+  if (series.size() == 1) {
+    timeline.time_s = std::move(series[0].time_s);
+    timeline.power_w = std::move(series[0].power_w);
+    return timeline;
+  }
+  if (!(first <= last)) {
+    throw InvalidInput("power traces of device " + device + " (" +
+                       join_with_commas(timeline.source_ids) +
+                       "): expected them to overlap in time to be summed, found disjoint ranges");
+  }
+  std::vector<double> times;
+  for (const Series& s : series) {
+    for (double t : s.time_s) {
+      if (t >= first && t <= last) times.push_back(t);
+    }
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  std::vector<std::size_t> cursors(series.size(), 0);
+  for (double t : times) {
+    double sum_w = 0;
+    for (std::size_t k = 0; k < series.size(); ++k) {
+      sum_w += value_at(series[k], t, interpolate, cursors[k]);
+    }
+    timeline.time_s.push_back(t);
+    timeline.power_w.push_back(sum_w);
+  }
+  return timeline;
+}
+
+PowerTimeline decimate(const PowerTimeline& timeline, std::size_t factor) {
+  if (factor == 0) throw InvalidInput("decimation factor: expected >= 1, found 0");
+  PowerTimeline result;
+  result.device = timeline.device;
+  result.source_ids = timeline.source_ids;
+  const std::size_t n = timeline.time_s.size();
+  for (std::size_t i = 0; i < n; i += factor) {
+    result.time_s.push_back(timeline.time_s[i]);
+    result.power_w.push_back(timeline.power_w[i]);
+  }
+  if (n > 0 && (n - 1) % factor != 0) {
+    result.time_s.push_back(timeline.time_s[n - 1]);
+    result.power_w.push_back(timeline.power_w[n - 1]);
+  }
+  return result;
+}
+
+Accounting account_energy(const std::vector<TraceEvent>& events,
+                          const std::vector<PowerTimeline>& power, const SweepOptions& options) {
+  if (events.size() >= std::numeric_limits<std::uint32_t>::max() / 2) {
+    throw InvalidInput("program trace: expected fewer than 2^31 events, found " +
+                       std::to_string(events.size()));
+  }
+  Accounting result;
+  result.events.resize(events.size());
+  std::map<std::string, std::vector<std::uint32_t>> by_device;
+  for (std::uint32_t i = 0; i < events.size(); ++i) by_device[events[i].device].push_back(i);
+  for (const auto& [device, indices] : by_device) {
+    DeviceAccount account;
+    account.device = device;
+    const PowerTimeline* timeline = nullptr;
+    for (const PowerTimeline& candidate : power) {
+      if (candidate.device == device && !candidate.time_s.empty()) timeline = &candidate;
+    }
+    if (timeline != nullptr) {
+      account.has_power = true;
+      account.source_ids = timeline->source_ids;
+    }
+    sweep_device(events, indices, timeline, options, account, result.events);
+    result.devices.push_back(std::move(account));
+  }
+  return result;
+}
+
+}  // namespace nnergy::account

@@ -1,0 +1,173 @@
+#include "nnergy/account/footprint_writers.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <map>
+
+namespace nnergy::account {
+namespace {
+
+// CSV cell: quoted as in RFC 4180 when it holds a comma, quote or line break.
+std::string csv_cell(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+// Perfetto process of a device: CPU 0, GPU N → N + 1.
+int process_of(const std::string& device) {
+  if (device.rfind("gpu:", 0) == 0) return 1 + std::atoi(device.c_str() + 4);
+  return 0;
+}
+
+std::string track_name(const std::string& device) {
+  if (device.rfind("gpu:", 0) == 0) return "GPU" + device.substr(4) + " power";
+  return "CPU power";
+}
+
+}  // namespace
+
+nlohmann::ordered_json devices_json(const AccountRun& run, const Accounting& accounting) {
+  nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+  for (const DeviceAccount& d : accounting.devices) {
+    nlohmann::ordered_json j;
+    j["device"] = d.device;
+    j["has_power"] = d.has_power;
+    j["power_sources"] = d.source_ids;
+    j["event_count"] = d.event_count;
+    j["window_start_s"] = d.window_start_s;
+    j["window_end_s"] = d.window_end_s;
+    j["measured_energy_j"] = d.measured_energy_j;
+    j["attributed_energy_j"] = d.attributed_energy_j;
+    j["idle_energy_j"] = d.idle_energy_j;
+    j["busy_time_s"] = d.busy_time_s;
+    j["idle_time_s"] = d.idle_time_s;
+    j["unmeasured_busy_time_s"] = d.unmeasured_busy_time_s;
+    for (const AccountRun::PowerRange& range : run.power_ranges) {
+      if (range.device != d.device) continue;
+      j["power_trace_start_s"] = range.start_s;
+      j["power_trace_end_s"] = range.end_s;
+      j["power_trace_energy_j"] = range.energy_j;
+    }
+    devices.push_back(std::move(j));
+  }
+  return devices;
+}
+
+nlohmann::ordered_json footprint_json(const Footprint& footprint) {
+  nlohmann::ordered_json entries = nlohmann::ordered_json::array();
+  for (const FootprintEntry& e : footprint) {
+    entries.push_back({{"name", e.name},
+                       {"energy_j", e.energy_j},
+                       {"time_s", e.time_s},
+                       {"power_w", e.power_w()},
+                       {"unmeasured_time_s", e.unmeasured_time_s},
+                       {"forward_energy_j", e.forward_energy_j},
+                       {"backward_energy_j", e.backward_energy_j},
+                       {"other_energy_j", e.other_energy_j},
+                       {"cpu_energy_j", e.cpu_energy_j},
+                       {"gpu_energy_j", e.gpu_energy_j},
+                       {"event_count", e.event_count}});
+  }
+  return {{"entries", std::move(entries)}};
+}
+
+nlohmann::ordered_json edd_json(const EddNode& node) {
+  nlohmann::ordered_json j;
+  j["name"] = node.name;
+  j["energy_j"] = node.energy_j;
+  j["time_s"] = node.time_s;
+  j["forward_energy_j"] = node.forward_energy_j;
+  j["backward_energy_j"] = node.backward_energy_j;
+  nlohmann::ordered_json children = nlohmann::ordered_json::array();
+  for (const EddNode& child : node.children) children.push_back(edd_json(child));
+  j["children"] = std::move(children);
+  return j;
+}
+
+std::string footprint_csv(const Footprint& footprint, const std::string& context_comments) {
+  std::string out = context_comments;
+  out +=
+      "name,energy_j,time_s,power_w,unmeasured_time_s,forward_energy_j,backward_energy_j,"
+      "other_energy_j,cpu_energy_j,gpu_energy_j,event_count\n";
+  for (const FootprintEntry& e : footprint) {
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(e.name), e.energy_j, e.time_s,
+                       e.power_w(), e.unmeasured_time_s, e.forward_energy_j, e.backward_energy_j,
+                       e.other_energy_j, e.cpu_energy_j, e.gpu_energy_j, e.event_count);
+  }
+  return out;
+}
+
+std::string folded_stacks(const Footprint& footprint, double idle_energy_j) {
+  std::string out;
+  for (const FootprintEntry& e : footprint) {
+    const long long microjoules = std::llround(e.energy_j * 1e6);
+    if (microjoules <= 0) continue;
+    std::string stack;
+    for (const std::string& component : name_path(e.name)) {
+      if (!stack.empty()) stack += ';';
+      // ';' and ' ' separate frames and the count in the folded format.
+      for (char c : component) stack += (c == ';' || c == ' ') ? '_' : c;
+    }
+    out += fmt::format("{} {}\n", stack, microjoules);
+  }
+  const long long idle_microjoules = std::llround(idle_energy_j * 1e6);
+  if (idle_microjoules > 0) out += fmt::format("(idle) {}\n", idle_microjoules);
+  return out;
+}
+
+std::string perfetto_trace(const AccountRun& run, const Accounting& accounting,
+                           const nlohmann::ordered_json& context) {
+  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+  std::map<std::string, int> processes;
+  for (const TraceEvent& e : run.events) processes[e.device] = process_of(e.device);
+  for (const PowerTimeline& t : run.power) processes[t.device] = process_of(t.device);
+  for (const auto& [device, pid] : processes) {
+    events.push_back(
+        {{"ph", "M"}, {"name", "process_name"}, {"pid", pid}, {"args", {{"name", device}}}});
+  }
+  // Dense thread ids: raw ones can exceed 2^53 and lose precision in JSON readers.
+  std::map<std::pair<std::string, std::uint64_t>, int> threads;
+  for (std::size_t i = 0; i < run.events.size(); ++i) {
+    const TraceEvent& e = run.events[i];
+    const auto [it, inserted] =
+        threads.emplace(std::make_pair(e.device, e.thread), static_cast<int>(threads.size()));
+    const EventEnergy& energy = accounting.events[i];
+    nlohmann::ordered_json event = {{"ph", "X"},
+                                    {"name", e.name},
+                                    {"cat", e.category.empty() ? "op" : e.category},
+                                    {"pid", process_of(e.device)},
+                                    {"tid", it->second},
+                                    {"ts", e.start_s * 1e6},
+                                    {"dur", e.duration_s * 1e6}};
+    event["args"] = {{"qualified_name", e.qualified_name},
+                     {"pass", pass_name(e.pass)},
+                     {"energy_j", energy.energy_j},
+                     {"exclusive_time_s", energy.exclusive_time_s},
+                     {"unmeasured_time_s", energy.unmeasured_time_s}};
+    events.push_back(std::move(event));
+  }
+  for (const PowerTimeline& t : run.power) {
+    for (std::size_t k = 0; k < t.time_s.size(); ++k) {
+      events.push_back({{"ph", "C"},
+                        {"name", track_name(t.device)},
+                        {"pid", process_of(t.device)},
+                        {"ts", t.time_s[k] * 1e6},
+                        {"args", {{"W", t.power_w[k]}}}});
+    }
+  }
+  nlohmann::ordered_json trace;
+  trace["traceEvents"] = std::move(events);
+  trace["displayTimeUnit"] = "ms";
+  nlohmann::ordered_json other = context;
+  other["base_epoch_s"] = run.base_epoch_s;
+  trace["otherData"] = std::move(other);
+  return trace.dump() + "\n";
+}
+
+}  // namespace nnergy::account

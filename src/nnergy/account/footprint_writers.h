@@ -1,0 +1,40 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "nnergy/account/account_run.h"
+#include "nnergy/account/energy_sweep.h"
+#include "nnergy/account/footprint.h"
+
+namespace nnergy::account {
+
+/// The conservation block of each device: measured, attributed, idle energy (J), unmeasured busy
+/// time (s), the window and the whole power trace's range and energy.
+nlohmann::ordered_json devices_json(const AccountRun& run, const Accounting& accounting);
+
+/// {"entries": [{"name", "energy_j", "time_s", "power_w", "unmeasured_time_s",
+/// "forward_energy_j", "backward_energy_j", "other_energy_j", "cpu_energy_j", "gpu_energy_j",
+/// "event_count"}, ...]} sorted by name. All energies attributed, J.
+nlohmann::ordered_json footprint_json(const Footprint& footprint);
+
+/// {"name", "energy_j", "time_s", "forward_energy_j", "backward_energy_j", "children": [...]}.
+nlohmann::ordered_json edd_json(const EddNode& node);
+
+/// CSV of a footprint: `context_comments` ("# key: value" lines), then the header
+/// name,energy_j,time_s,power_w,unmeasured_time_s,forward_energy_j,backward_energy_j,
+/// other_energy_j,cpu_energy_j,gpu_energy_j,event_count and one row per entry.
+std::string footprint_csv(const Footprint& footprint, const std::string& context_comments);
+
+/// Folded stacks for flamegraph.pl / speedscope: "a;b;c <integer µJ>" per entry with energy
+/// (components as in name_path), plus "(idle) <µJ>" when `idle_energy_j` > 0.
+std::string folded_stacks(const Footprint& footprint, double idle_energy_j);
+
+/// Chrome/Perfetto trace JSON: the accounted events (ts, dur in µs on the accounting base, one
+/// process per device) with energy_j, exclusive_time_s, qualified_name and pass in args, and
+/// each device's power as a counter track {"ph":"C","name":"GPU0 power","args":{"W":...}}.
+/// `context` goes to "otherData".
+std::string perfetto_trace(const AccountRun& run, const Accounting& accounting,
+                           const nlohmann::ordered_json& context);
+
+}  // namespace nnergy::account

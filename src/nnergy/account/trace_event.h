@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nnergy::account {
+
+/// Which training pass an event belongs to.
+enum class Pass { kForward, kBackward, kOther };
+
+/// "forward", "backward" or "other".
+const char* pass_name(Pass pass);
+
+/// One durable event of a program trace (seed 001 Algorithm 1, `Event`): an operator, a kernel
+/// or a module range, with its device and its own time span.
+struct TraceEvent {
+  std::string name;          ///< as the trace names it: "aten::conv2d", "MatMul", a kernel name
+  std::string category;      ///< "cpu_op", "kernel", ...; empty when the trace has none
+  std::string device;        ///< "cpu" or "gpu:N"
+  std::uint64_t thread = 0;  ///< thread (CPU) or stream (GPU) id, unique within the device
+  double start_s = 0;        ///< start, seconds on the trace's own time base (ts / 1e6)
+  double duration_s = 0;     ///< >= 0
+  std::string scoped_name;   ///< the event's own scoped name (TF args.name), or empty
+  std::string module;        ///< args.module, or empty
+  std::optional<std::int64_t> external_id;  ///< Kineto args["External id"]
+  std::optional<std::int64_t> correlation;  ///< Kineto args.correlation (kernel ↔ launch)
+  std::optional<std::int64_t> sequence_nr;  ///< autograd sequence number (forward ↔ backward)
+  /// Filled by resolve_hierarchy: "Scope.path/op", the qualified tensor name (seed 001 Ex. 3.3).
+  std::string qualified_name;
+  Pass pass = Pass::kOther;  ///< filled by resolve_hierarchy
+  /// True for module ranges and annotations that only give scope: they take energy only for the
+  /// time no operator inside them runs (their "self" time).
+  bool is_scope = false;
+};
+
+/// A program trace as read from one file.
+struct EventTrace {
+  std::string format;  ///< reader name: "chrome", "torch-legacy", "tf-timeline"
+  std::vector<TraceEvent> events;
+  /// UNIX time of the trace's time zero, s: an event starts at epoch start_s + epoch_offset_s.
+  /// Absent when the file does not tell (torch 1.13's bare traces); then the session's recorded
+  /// offset or --offset-us supplies it.
+  std::optional<double> epoch_offset_s;
+  std::vector<std::string> warnings;  ///< counted, human-readable problems with the input
+};
+
+}  // namespace nnergy::account

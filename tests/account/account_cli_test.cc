@@ -1,0 +1,289 @@
+// `nnergy account` end to end: the committed real run, outputs, bad input (exit 2, nothing
+// written), precision, and a live nnergy_torch session where torch is importable.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+const fs::path kRun = fs::path(NNERGY_TEST_FIXTURE_DIR) / "account" / "resnet18_cpu";
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::ostream& operator<<(std::ostream& os, const Result& r) {
+  return os << "exit " << r.exit_code << "\n--- stdout ---\n"
+            << r.out.substr(0, 3000) << "\n--- stderr ---\n"
+            << r.err.substr(0, 2000);
+}
+
+std::string quote(const std::string& word) {
+  std::string quoted = "'";
+  for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class AccountCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("nnergy_account_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs a shell command line (words quoted by the caller) and collects both streams.
+  Result shell(const std::string& command) const {
+    const fs::path out = dir_ / "stdout.txt";
+    const fs::path err = dir_ / "stderr.txt";
+    const std::string line = command + " >" + quote(out.string()) + " 2>" + quote(err.string());
+    const int status = std::system(line.c_str());
+    Result r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+
+  Result nnergy(const std::vector<std::string>& args) const {
+    std::string line = quote(NNERGY_BINARY);
+    for (const std::string& a : args) line += " " + quote(a);
+    return shell(line);
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(AccountCli, AccountsTheCommittedRunAndWritesEveryOutput) {
+  const fs::path json = dir_ / "a.json";
+  const fs::path csv = dir_ / "a.csv";
+  const fs::path folded = dir_ / "a.folded";
+  const fs::path perfetto = dir_ / "a.perfetto.json";
+  const Result r = nnergy({"account", kRun.string(), "--level", "2", "--top", "5", "--summarize",
+                           R"(layer\d+\.\d+=block)", "--json", json.string(), "--csv", csv.string(),
+                           "--folded", folded.string(), "--perfetto", perfetto.string()});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("Energy distribution diagram"));
+  EXPECT_THAT(r.out, HasSubstr("Top 5 energy hotspots"));
+  EXPECT_THAT(r.out, HasSubstr("Top 5 power hotspots"));
+  EXPECT_THAT(r.out, HasSubstr("Passes (attributed): forward"));
+  EXPECT_THAT(r.out, HasSubstr("ResNet.block.conv2/aten::convolution_backward"));
+  EXPECT_THAT(r.out, HasSubstr("Conservation: attributed"));
+  EXPECT_THAT(r.out, HasSubstr("unmeasured event time 0 s"));
+
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  EXPECT_EQ(j["context"]["tool"], "nnergy");
+  EXPECT_THAT(j["context"]["command_line"].get<std::string>(), HasSubstr("account"));
+  const auto& device = j["devices"][0];
+  EXPECT_EQ(device["device"], "cpu");
+  double sum_j = 0;
+  for (const auto& e : j["tef"]["entries"]) sum_j += e["energy_j"].get<double>();
+  // The recorded power is a synthetic constant 100 W: attributed energy is 100 W × busy time.
+  constexpr double kTolerance_j = 1e-6;
+  EXPECT_NEAR(sum_j, device["attributed_energy_j"].get<double>(), kTolerance_j);
+  EXPECT_NEAR(device["attributed_energy_j"].get<double>(),
+              100.0 * device["busy_time_s"].get<double>(), kTolerance_j);
+  EXPECT_NEAR(device["attributed_energy_j"].get<double>() + device["idle_energy_j"].get<double>(),
+              device["measured_energy_j"].get<double>(), kTolerance_j);
+  EXPECT_NEAR(j["edd"]["energy_j"].get<double>(), sum_j, kTolerance_j);
+
+  EXPECT_THAT(slurp(csv), HasSubstr("name,energy_j,time_s,power_w"));
+  const std::string folded_text = slurp(folded);
+  std::istringstream lines(folded_text);
+  std::string line;
+  const std::regex folded_line(R"([^ ]+ \d+)");
+  std::size_t count = 0;
+  while (std::getline(lines, line)) {
+    EXPECT_TRUE(std::regex_match(line, folded_line)) << line;
+    ++count;
+  }
+  EXPECT_GT(count, 50u);
+
+  const nlohmann::json p = nlohmann::json::parse(slurp(perfetto));
+  bool counter = false;
+  bool energy = false;
+  for (const auto& e : p["traceEvents"]) {
+    if (e["ph"] == "C" && e["name"] == "CPU power" && e["args"]["W"] == 100.0) counter = true;
+    if (e["ph"] == "X" && e["args"].contains("energy_j")) energy = true;
+  }
+  EXPECT_TRUE(counter);
+  EXPECT_TRUE(energy);
+}
+
+TEST_F(AccountCli, CompareOfAFootprintWithItselfIsOne) {
+  const fs::path json = dir_ / "a.json";
+  ASSERT_EQ(nnergy({"account", kRun.string(), "--json", json.string()}).exit_code, 0);
+  const Result r = nnergy({"account", "compare", json.string(), json.string()});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("1.0000"));
+}
+
+TEST_F(AccountCli, AssessPrintsSparsingWideningAndPairwiseSimilarity) {
+  const Result r =
+      nnergy({"account", kRun.string(), kRun.string(), "--assess", "--max-factor", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("ASSS"));
+  EXPECT_THAT(r.out, HasSubstr("2x "));
+  EXPECT_THAT(r.out, HasSubstr("ASSW (run 1 vs runs merged): runs 1..2 1.000"));
+  EXPECT_THAT(r.out, HasSubstr("Pairwise similarity"));
+}
+
+TEST_F(AccountCli, TraceWithoutTimeBaseIsExit2) {
+  const Result r = nnergy({"account", "--trace", (kRun / "trace.json").string(), "--power",
+                           (kRun / "power.csv").string()});
+  EXPECT_EQ(r.exit_code, 2) << r;
+  EXPECT_THAT(r.err, HasSubstr("--offset-us"));
+  EXPECT_EQ(r.out, "");
+}
+
+TEST_F(AccountCli, EventsOutsideThePowerTraceAreReportedAsUnmeasured) {
+  const Result r = nnergy({"account", "--trace", (kRun / "trace.json").string(), "--power",
+                           (kRun / "power.csv").string(), "--offset-us", "1000000",
+                           "--power-device", "synthetic=cpu"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("Conservation: attributed 0 J + idle 0 J = measured 0 J"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("unmeasured event time 0 s")));
+}
+
+TEST_F(AccountCli, BadRuleIsExit2AndWritesNothing) {
+  const fs::path json = dir_ / "never.json";
+  const Result r =
+      nnergy({"account", kRun.string(), "--summarize", "([=x", "--json", json.string()});
+  EXPECT_EQ(r.exit_code, 2) << r;
+  EXPECT_THAT(r.err, HasSubstr("--summarize"));
+  EXPECT_FALSE(fs::exists(json));
+  const Result device = nnergy({"account", kRun.string(), "--power-device", "synthetic=tpu"});
+  EXPECT_EQ(device.exit_code, 2) << device;
+  EXPECT_THAT(device.err, HasSubstr("--power-device"));
+}
+
+TEST_F(AccountCli, EmptyPowerTraceAndMissingRunAreExit2) {
+  std::ofstream(dir_ / "power.csv")
+      << "# source: synthetic|synthetic|synthetic||||true|false|true\n"
+         "source,time_s,epoch_s,power_w,energy_j,sm_clock_mhz,memory_clock_mhz,temperature_c,"
+         "throttle_reasons\n";
+  const Result empty = nnergy({"account", "--trace", (kRun / "trace.json").string(), "--power",
+                               (dir_ / "power.csv").string(), "--offset-us", "0"});
+  EXPECT_EQ(empty.exit_code, 2) << empty;
+  EXPECT_THAT(empty.err, HasSubstr("power"));
+  const Result missing = nnergy({"account", (dir_ / "no-such-run").string()});
+  EXPECT_EQ(missing.exit_code, 2) << missing;
+  EXPECT_THAT(missing.err, HasSubstr("session directory"));
+  std::ofstream(dir_ / "broken.json") << "[{\"name\": \"a\", \"ph\": \"X\", \"ts\": 1}]";
+  const Result broken = nnergy({"account", "--trace", (dir_ / "broken.json").string(), "--power",
+                                (kRun / "power.csv").string(), "--offset-us", "0"});
+  EXPECT_EQ(broken.exit_code, 2) << broken;
+  EXPECT_THAT(broken.err, HasSubstr("event 0"));
+  EXPECT_THAT(broken.err, HasSubstr("\"dur\""));
+}
+
+// A Kineto trace with a GPU kernel: CPU events take the CPU's (RAPL) power, the kernel the GPU's
+// (NVML) power, and the kernel is named after the op that launched it.
+TEST_F(AccountCli, KinetoTraceTakesEachDevicesOwnPower) {
+  // Base time 1700000000 s; events at 100–400 µs. Power: GPU 300 W, CPU package 50 W, sampled
+  // every 100 µs around them.
+  std::ofstream(dir_ / "kineto.json") << R"json({"baseTimeNanoseconds": 1700000000000000000,
+    "traceEvents": [
+      {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 100, "dur": 100,
+       "args": {"External id": 1}},
+      {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 150, "dur": 200,
+       "args": {"External id": 1, "device": 0}}]})json";
+  std::ostringstream csv;
+  csv << "# source: nvml:0|gpu|H100||||false|false|true\n"
+         "# source: rapl:package-0|cpu-package|package-0||||false|false|true\n"
+         "source,time_s,epoch_s,power_w,energy_j,sm_clock_mhz,memory_clock_mhz,temperature_c,"
+         "throttle_reasons\n";
+  for (int k = 0; k <= 6; ++k) {
+    const double t = 1700000000.0 + 1e-4 * k;
+    csv << "nvml:0," << 1e-4 * k << "," << std::setprecision(17) << t << ",300,,,,,0\n";
+    csv << "rapl:package-0," << 1e-4 * k << "," << std::setprecision(17) << t << ",50,,,,,0\n";
+  }
+  std::ofstream(dir_ / "power.csv") << csv.str();
+  const fs::path json = dir_ / "k.json";
+  const Result r = nnergy({"account", "--trace", (dir_ / "kineto.json").string(), "--power",
+                           (dir_ / "power.csv").string(), "--json", json.string()});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  ASSERT_EQ(j["tef"]["entries"].size(), 1u);  // the kernel joined its launcher's name
+  const auto& e = j["tef"]["entries"][0];
+  EXPECT_EQ(e["name"], "aten::mm");
+  // Timestamps pass through doubles of UNIX time (~0.2 µs resolution): 1e-6 J is ample.
+  constexpr double kTolerance_j = 1e-6;
+  EXPECT_NEAR(e["cpu_energy_j"].get<double>(), 50.0 * 100e-6, kTolerance_j);
+  EXPECT_NEAR(e["gpu_energy_j"].get<double>(), 300.0 * 200e-6, kTolerance_j);
+  ASSERT_EQ(j["devices"].size(), 2u);
+  EXPECT_EQ(j["devices"][0]["device"], "cpu");
+  EXPECT_EQ(j["devices"][1]["device"], "gpu:0");
+  EXPECT_EQ(j["devices"][1]["power_sources"][0], "nvml:0");
+}
+
+// A live nnergy_torch session on Debian's torch: records a tiny model's two training steps with
+// a synthetic power source, then accounts it.
+TEST_F(AccountCli, PythonSessionRecordsARunThatAccounts) {
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch";
+  }
+  const fs::path script = dir_ / "train.py";
+  const fs::path run = dir_ / "run";
+  std::ofstream(script) << R"(import sys, torch, nnergy_torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+x = torch.randn(8, 16)
+with nnergy_torch.session(model, sys.argv[1], power_sources=["synthetic:constant=42"],
+                          interval_ms=2) as s:
+    for _ in range(2):
+        opt.zero_grad()
+        model(x).sum().backward()
+        opt.step()
+        s.step()
+)";
+  const Result recorded =
+      shell("NNERGY_BIN=" + quote(NNERGY_BINARY) + " PYTHONPATH=" + quote(NNERGY_PYTHON_DIR) +
+            " /usr/bin/python3 " + quote(script.string()) + " " + quote(run.string()));
+  ASSERT_EQ(recorded.exit_code, 0) << recorded;
+  const nlohmann::json session = nlohmann::json::parse(slurp(run / "session.json"));
+  EXPECT_EQ(session["format_version"], 1);
+  EXPECT_EQ(session["steps"], 2);
+  EXPECT_EQ(session["power_devices"]["synthetic"], "cpu");
+  EXPECT_TRUE(session["trace_epoch_offset_s"].is_number());
+  const fs::path json = dir_ / "run.json";
+  const Result r = nnergy({"account", run.string(), "--json", json.string()});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("Sequential.0/aten::addmm"));
+  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  const auto& device = j["devices"][0];
+  // The power trace covers the program trace, and the constant 42 W gives 42 W × busy time.
+  EXPECT_EQ(device["unmeasured_busy_time_s"].get<double>(), 0.0);
+  EXPECT_GT(device["attributed_energy_j"].get<double>(), 0.0);
+  EXPECT_NEAR(device["attributed_energy_j"].get<double>(),
+              42.0 * device["busy_time_s"].get<double>(), 1e-6);
+}
+
+}  // namespace
