@@ -15,24 +15,18 @@
 #include <string>
 #include <vector>
 
+#include "nnergy_runner.h"
+#include "temp_dir_test.h"
+
 namespace {
 
 namespace fs = std::filesystem;
+using nnergy::cli_test::read_file;
+using nnergy::cli_test::run_nnergy;
+using nnergy::cli_test::RunResult;
 using ::testing::HasSubstr;
 
 const fs::path kRun = fs::path(NNERGY_TEST_FIXTURE_DIR) / "account" / "resnet18_cpu";
-
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::ostream& operator<<(std::ostream& os, const Result& r) {
-  return os << "exit " << r.exit_code << "\n--- stdout ---\n"
-            << r.out.substr(0, 3000) << "\n--- stderr ---\n"
-            << r.err.substr(0, 2000);
-}
 
 std::string quote(const std::string& word) {
   std::string quoted = "'";
@@ -40,44 +34,20 @@ std::string quote(const std::string& word) {
   return quoted + "'";
 }
 
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-class AccountCli : public ::testing::Test {
+class AccountCli : public nnergy::test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("nnergy_account_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // Runs a shell command line (words quoted by the caller) and collects both streams.
-  Result shell(const std::string& command) const {
+  RunResult shell(const std::string& command) const {
     const fs::path out = dir_ / "stdout.txt";
     const fs::path err = dir_ / "stderr.txt";
     const std::string line = command + " >" + quote(out.string()) + " 2>" + quote(err.string());
     const int status = std::system(line.c_str());
-    Result r;
+    RunResult r;
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
+    r.out = read_file(out);
+    r.err = read_file(err);
     return r;
   }
-
-  Result nnergy(const std::vector<std::string>& args) const {
-    std::string line = quote(NNERGY_BINARY);
-    for (const std::string& a : args) line += " " + quote(a);
-    return shell(line);
-  }
-
-  fs::path dir_;
 };
 
 TEST_F(AccountCli, AccountsTheCommittedRunAndWritesEveryOutput) {
@@ -85,9 +55,10 @@ TEST_F(AccountCli, AccountsTheCommittedRunAndWritesEveryOutput) {
   const fs::path csv = dir_ / "a.csv";
   const fs::path folded = dir_ / "a.folded";
   const fs::path perfetto = dir_ / "a.perfetto.json";
-  const Result r = nnergy({"account", kRun.string(), "--level", "2", "--top", "5", "--summarize",
-                           R"(layer\d+\.\d+=block)", "--json", json.string(), "--csv", csv.string(),
-                           "--folded", folded.string(), "--perfetto", perfetto.string()});
+  const RunResult r =
+      run_nnergy({"account", kRun.string(), "--level", "2", "--top", "5", "--summarize",
+                  R"(layer\d+\.\d+=block)", "--json", json.string(), "--csv", csv.string(),
+                  "--folded", folded.string(), "--perfetto", perfetto.string()});
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_THAT(r.out, HasSubstr("Energy distribution diagram"));
   EXPECT_THAT(r.out, HasSubstr("Top 5 energy hotspots"));
@@ -97,7 +68,7 @@ TEST_F(AccountCli, AccountsTheCommittedRunAndWritesEveryOutput) {
   EXPECT_THAT(r.out, HasSubstr("Conservation: attributed"));
   EXPECT_THAT(r.out, HasSubstr("unmeasured event time 0 s"));
 
-  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  const nlohmann::json j = nlohmann::json::parse(read_file(json));
   EXPECT_EQ(j["context"]["tool"], "nnergy");
   EXPECT_THAT(j["context"]["command_line"].get<std::string>(), HasSubstr("account"));
   const auto& device = j["devices"][0];
@@ -113,8 +84,8 @@ TEST_F(AccountCli, AccountsTheCommittedRunAndWritesEveryOutput) {
               device["measured_energy_j"].get<double>(), kTolerance_j);
   EXPECT_NEAR(j["edd"]["energy_j"].get<double>(), sum_j, kTolerance_j);
 
-  EXPECT_THAT(slurp(csv), HasSubstr("name,energy_j,time_s,power_w"));
-  const std::string folded_text = slurp(folded);
+  EXPECT_THAT(read_file(csv), HasSubstr("name,energy_j,time_s,power_w"));
+  const std::string folded_text = read_file(folded);
   std::istringstream lines(folded_text);
   std::string line;
   const std::regex folded_line(R"([^ ]+ \d+)");
@@ -125,7 +96,7 @@ TEST_F(AccountCli, AccountsTheCommittedRunAndWritesEveryOutput) {
   }
   EXPECT_GT(count, 50u);
 
-  const nlohmann::json p = nlohmann::json::parse(slurp(perfetto));
+  const nlohmann::json p = nlohmann::json::parse(read_file(perfetto));
   bool counter = false;
   bool energy = false;
   for (const auto& e : p["traceEvents"]) {
@@ -138,15 +109,15 @@ TEST_F(AccountCli, AccountsTheCommittedRunAndWritesEveryOutput) {
 
 TEST_F(AccountCli, CompareOfAFootprintWithItselfIsOne) {
   const fs::path json = dir_ / "a.json";
-  ASSERT_EQ(nnergy({"account", kRun.string(), "--json", json.string()}).exit_code, 0);
-  const Result r = nnergy({"account", "compare", json.string(), json.string()});
+  ASSERT_EQ(run_nnergy({"account", kRun.string(), "--json", json.string()}).exit_code, 0);
+  const RunResult r = run_nnergy({"account", "compare", json.string(), json.string()});
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_THAT(r.out, HasSubstr("1.0000"));
 }
 
 TEST_F(AccountCli, AssessPrintsSparsingWideningAndPairwiseSimilarity) {
-  const Result r =
-      nnergy({"account", kRun.string(), kRun.string(), "--assess", "--max-factor", "3"});
+  const RunResult r =
+      run_nnergy({"account", kRun.string(), kRun.string(), "--assess", "--max-factor", "3"});
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_THAT(r.out, HasSubstr("ASSS"));
   EXPECT_THAT(r.out, HasSubstr("2x "));
@@ -155,17 +126,17 @@ TEST_F(AccountCli, AssessPrintsSparsingWideningAndPairwiseSimilarity) {
 }
 
 TEST_F(AccountCli, TraceWithoutTimeBaseIsExit2) {
-  const Result r = nnergy({"account", "--trace", (kRun / "trace.json").string(), "--power",
-                           (kRun / "power.csv").string()});
+  const RunResult r = run_nnergy({"account", "--trace", (kRun / "trace.json").string(), "--power",
+                                  (kRun / "power.csv").string()});
   EXPECT_EQ(r.exit_code, 2) << r;
   EXPECT_THAT(r.err, HasSubstr("--offset-us"));
   EXPECT_EQ(r.out, "");
 }
 
 TEST_F(AccountCli, EventsOutsideThePowerTraceAreReportedAsUnmeasured) {
-  const Result r = nnergy({"account", "--trace", (kRun / "trace.json").string(), "--power",
-                           (kRun / "power.csv").string(), "--offset-us", "1000000",
-                           "--power-device", "synthetic=cpu"});
+  const RunResult r = run_nnergy({"account", "--trace", (kRun / "trace.json").string(), "--power",
+                                  (kRun / "power.csv").string(), "--offset-us", "1000000",
+                                  "--power-device", "synthetic=cpu"});
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_THAT(r.out, HasSubstr("Conservation: attributed 0 J + idle 0 J = measured 0 J"));
   EXPECT_THAT(r.out, ::testing::Not(HasSubstr("unmeasured event time 0 s")));
@@ -173,12 +144,13 @@ TEST_F(AccountCli, EventsOutsideThePowerTraceAreReportedAsUnmeasured) {
 
 TEST_F(AccountCli, BadRuleIsExit2AndWritesNothing) {
   const fs::path json = dir_ / "never.json";
-  const Result r =
-      nnergy({"account", kRun.string(), "--summarize", "([=x", "--json", json.string()});
+  const RunResult r =
+      run_nnergy({"account", kRun.string(), "--summarize", "([=x", "--json", json.string()});
   EXPECT_EQ(r.exit_code, 2) << r;
   EXPECT_THAT(r.err, HasSubstr("--summarize"));
   EXPECT_FALSE(fs::exists(json));
-  const Result device = nnergy({"account", kRun.string(), "--power-device", "synthetic=tpu"});
+  const RunResult device =
+      run_nnergy({"account", kRun.string(), "--power-device", "synthetic=tpu"});
   EXPECT_EQ(device.exit_code, 2) << device;
   EXPECT_THAT(device.err, HasSubstr("--power-device"));
 }
@@ -188,16 +160,18 @@ TEST_F(AccountCli, EmptyPowerTraceAndMissingRunAreExit2) {
       << "# source: synthetic|synthetic|synthetic||||true|false|true\n"
          "source,time_s,epoch_s,power_w,energy_j,sm_clock_mhz,memory_clock_mhz,temperature_c,"
          "throttle_reasons\n";
-  const Result empty = nnergy({"account", "--trace", (kRun / "trace.json").string(), "--power",
-                               (dir_ / "power.csv").string(), "--offset-us", "0"});
+  const RunResult empty =
+      run_nnergy({"account", "--trace", (kRun / "trace.json").string(), "--power",
+                  (dir_ / "power.csv").string(), "--offset-us", "0"});
   EXPECT_EQ(empty.exit_code, 2) << empty;
   EXPECT_THAT(empty.err, HasSubstr("power"));
-  const Result missing = nnergy({"account", (dir_ / "no-such-run").string()});
+  const RunResult missing = run_nnergy({"account", (dir_ / "no-such-run").string()});
   EXPECT_EQ(missing.exit_code, 2) << missing;
   EXPECT_THAT(missing.err, HasSubstr("session directory"));
   std::ofstream(dir_ / "broken.json") << "[{\"name\": \"a\", \"ph\": \"X\", \"ts\": 1}]";
-  const Result broken = nnergy({"account", "--trace", (dir_ / "broken.json").string(), "--power",
-                                (kRun / "power.csv").string(), "--offset-us", "0"});
+  const RunResult broken =
+      run_nnergy({"account", "--trace", (dir_ / "broken.json").string(), "--power",
+                  (kRun / "power.csv").string(), "--offset-us", "0"});
   EXPECT_EQ(broken.exit_code, 2) << broken;
   EXPECT_THAT(broken.err, HasSubstr("event 0"));
   EXPECT_THAT(broken.err, HasSubstr("\"dur\""));
@@ -226,10 +200,10 @@ TEST_F(AccountCli, KinetoTraceTakesEachDevicesOwnPower) {
   }
   std::ofstream(dir_ / "power.csv") << csv.str();
   const fs::path json = dir_ / "k.json";
-  const Result r = nnergy({"account", "--trace", (dir_ / "kineto.json").string(), "--power",
-                           (dir_ / "power.csv").string(), "--json", json.string()});
+  const RunResult r = run_nnergy({"account", "--trace", (dir_ / "kineto.json").string(), "--power",
+                                  (dir_ / "power.csv").string(), "--json", json.string()});
   ASSERT_EQ(r.exit_code, 0) << r;
-  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  const nlohmann::json j = nlohmann::json::parse(read_file(json));
   ASSERT_EQ(j["tef"]["entries"].size(), 1u);  // the kernel joined its launcher's name
   const auto& e = j["tef"]["entries"][0];
   EXPECT_EQ(e["name"], "aten::mm");
@@ -264,20 +238,21 @@ with nnergy_torch.session(model, sys.argv[1], power_sources=["synthetic:constant
         opt.step()
         s.step()
 )";
-  const Result recorded =
-      shell("NNERGY_BIN=" + quote(NNERGY_BINARY) + " PYTHONPATH=" + quote(NNERGY_PYTHON_DIR) +
-            " /usr/bin/python3 " + quote(script.string()) + " " + quote(run.string()));
+  const RunResult recorded =
+      shell("NNERGY_BIN=" + quote(nnergy::cli_test::nnergy_binary().string()) +
+            " PYTHONPATH=" + quote(NNERGY_PYTHON_DIR) + " /usr/bin/python3 " +
+            quote(script.string()) + " " + quote(run.string()));
   ASSERT_EQ(recorded.exit_code, 0) << recorded;
-  const nlohmann::json session = nlohmann::json::parse(slurp(run / "session.json"));
+  const nlohmann::json session = nlohmann::json::parse(read_file(run / "session.json"));
   EXPECT_EQ(session["format_version"], 1);
   EXPECT_EQ(session["steps"], 2);
   EXPECT_EQ(session["power_devices"]["synthetic"], "cpu");
   EXPECT_TRUE(session["trace_epoch_offset_s"].is_number());
   const fs::path json = dir_ / "run.json";
-  const Result r = nnergy({"account", run.string(), "--json", json.string()});
+  const RunResult r = run_nnergy({"account", run.string(), "--json", json.string()});
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_THAT(r.out, HasSubstr("Sequential.0/aten::addmm"));
-  const nlohmann::json j = nlohmann::json::parse(slurp(json));
+  const nlohmann::json j = nlohmann::json::parse(read_file(json));
   const auto& device = j["devices"][0];
   // The power trace covers the program trace, and the constant 42 W gives 42 W × busy time.
   EXPECT_EQ(device["unmeasured_busy_time_s"].get<double>(), 0.0);

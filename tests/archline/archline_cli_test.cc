@@ -1,9 +1,5 @@
 // End-to-end runs of `nnergy archline`: exit codes, outputs and the user-catalog round trip.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -14,81 +10,22 @@
 #include <string>
 #include <vector>
 
-extern char** environ;
+#include "nnergy_runner.h"
+#include "temp_dir_test.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using nnergy::cli_test::read_file;
+using nnergy::cli_test::run_nnergy;
+using nnergy::cli_test::RunResult;
 
-struct RunResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::ostream& operator<<(std::ostream& os, const RunResult& r) {
-  return os << "exit " << r.exit_code << "\n--- stdout ---\n"
-            << r.out.substr(0, 3000) << "\n--- stderr ---\n"
-            << r.err.substr(0, 2000);
-}
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class ArchlineCli : public testing::Test {
+class ArchlineCli : public nnergy::test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ =
-        fs::temp_directory_path() / ("nnergy-archline-cli-" + std::to_string(getpid()) + "-" +
-                                     testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // Runs nnergy with `args`; the data directory is the source tree's, and the user catalog is
-  // dir_/user-devices.json so a developer's own catalog cannot change the results.
+  // Runs nnergy with `args`; the user catalog is dir_/user-devices.json.
   RunResult run(const std::vector<std::string>& args) const {
-    const fs::path out = dir_ / "stdout.txt";
-    const fs::path err = dir_ / "stderr.txt";
-    std::vector<std::string> env;
-    for (char** e = environ; *e != nullptr; ++e) {
-      const std::string entry = *e;
-      if (entry.rfind("NNERGY_DATA_DIR=", 0) == 0 || entry.rfind("NNERGY_USER_DEVICES=", 0) == 0) {
-        continue;
-      }
-      env.push_back(entry);
-    }
-    env.push_back(std::string("NNERGY_DATA_DIR=") + NNERGY_TEST_DATA_DIR);
-    env.push_back("NNERGY_USER_DEVICES=" + user_catalog().string());
-    std::vector<std::string> argv_strings = {NNERGY_BINARY};
-    argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : argv_strings) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    for (std::string& e : env) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = 0;
-    RunResult r;
-    if (posix_spawn(&pid, NNERGY_BINARY, &actions, nullptr, argv.data(), envp.data()) == 0) {
-      int status = 0;
-      waitpid(pid, &status, 0);
-      if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
-    }
-    posix_spawn_file_actions_destroy(&actions);
-    r.out = read_text(out);
-    r.err = read_text(err);
-    return r;
+    return run_nnergy(args, {"NNERGY_USER_DEVICES=" + user_catalog().string()});
   }
 
   fs::path user_catalog() const { return dir_ / "user-devices.json"; }
@@ -100,8 +37,6 @@ class ArchlineCli : public testing::Test {
     std::ofstream(path) << "# kind: test\n" << header << "\n" << rows;
     return path;
   }
-
-  fs::path dir_;
 };
 
 const char* kHeader =
@@ -140,7 +75,7 @@ TEST_F(ArchlineCli, SynthFitPlotAndSaveDeviceEndToEnd) {
       run({"archline", "synth", "--device", "a100-40gb", "--precision", "fp32,fp64", "--noise",
            "0.02", "--seed", "4", "--out", points.string()});
   ASSERT_EQ(synth.exit_code, 0) << synth;
-  EXPECT_EQ(read_text(points).rfind("# tool: nnergy", 0), 0u);
+  EXPECT_EQ(read_file(points).rfind("# tool: nnergy", 0), 0u);
 
   const RunResult fit = run({"archline", "fit", points.string(), "--json"});
   ASSERT_EQ(fit.exit_code, 0) << fit;
@@ -160,7 +95,7 @@ TEST_F(ArchlineCli, SynthFitPlotAndSaveDeviceEndToEnd) {
   const fs::path svg = dir_ / "pts.svg";
   const RunResult plot = run({"archline", "plot", points.string(), "--out", svg.string()});
   ASSERT_EQ(plot.exit_code, 0) << plot;
-  const std::string svg_text = read_text(svg);
+  const std::string svg_text = read_file(svg);
   EXPECT_NE(svg_text.find("arithmetic intensity I [flop/B]"), std::string::npos);
   EXPECT_NE(svg_text.find("fp64: powerline"), std::string::npos);
 
@@ -168,7 +103,7 @@ TEST_F(ArchlineCli, SynthFitPlotAndSaveDeviceEndToEnd) {
   const RunResult save =
       run({"archline", "fit", points.string(), "--precision", "fp32", "--save-device", "lab-a100"});
   ASSERT_EQ(save.exit_code, 0) << save;
-  const json catalog = json::parse(read_text(user_catalog()));
+  const json catalog = json::parse(read_file(user_catalog()));
   ASSERT_EQ(catalog["devices"].size(), 1u);
   const double saved_eps_flop = catalog["devices"][0]["archline"]["fp32"]["eps_flop_pj"];
   EXPECT_NEAR(saved_eps_flop, p32["eps_flop_pj"]["value"].get<double>(), 1e-9);

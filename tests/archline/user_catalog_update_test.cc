@@ -8,25 +8,16 @@
 
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
+#include "temp_dir_test.h"
 
 namespace nnergy::archline {
 namespace {
 
 namespace fs = std::filesystem;
 
-class UserCatalogUpdate : public testing::Test {
+class UserCatalogUpdate : public nnergy::test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("nnergy-archline-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-            "-" + testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   fs::path builtin() const { return fs::path(NNERGY_TEST_DATA_DIR) / "devices.json"; }
-  fs::path dir_;
 };
 
 FittedParameters fp32(double eps_flop_pj, double eps_mem_pj, double pi0_w) {

@@ -24,124 +24,20 @@
 #include <string>
 #include <vector>
 
+#include "nnergy_runner.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using nnergy::cli_test::read_file;
+using nnergy::cli_test::run_nnergy;
+using nnergy::cli_test::RunResult;
 using testing::HasSubstr;
 using testing::StartsWith;
 
 const fs::path kDataDir = NNERGY_TEST_DATA_DIR;
 const fs::path kFixtureDir = NNERGY_TEST_FIXTURE_DIR;
-
-struct RunResult {
-  int exit_code = -1;  ///< the process's exit status; -1 when it did not exit normally
-  std::string out;
-  std::string err;
-};
-
-std::ostream& operator<<(std::ostream& os, const RunResult& r) {
-  return os << "exit " << r.exit_code << "\n--- stdout ---\n"
-            << r.out.substr(0, 2000) << "\n--- stderr ---\n"
-            << r.err.substr(0, 2000);
-}
-
-// The environment of the child: ours, with the data directory pinned to the source tree and the
-// user catalog pointed at a path that does not exist, so that a developer's
-// ~/.config/nnergy/devices.json cannot change the results.
-std::vector<std::string> child_environment(const std::vector<std::string>& extra) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry = *e;
-    if (entry.rfind("NNERGY_DATA_DIR=", 0) == 0 || entry.rfind("NNERGY_USER_DEVICES=", 0) == 0) {
-      continue;
-    }
-    env.push_back(entry);
-  }
-  env.push_back("NNERGY_DATA_DIR=" + kDataDir.string());
-  env.push_back("NNERGY_USER_DEVICES=" +
-                (kFixtureDir / "cli" / "no-such-dir" / "devices.json").string());
-  env.insert(env.end(), extra.begin(), extra.end());
-  return env;
-}
-
-std::vector<char*> c_strings(std::vector<std::string>& strings) {
-  std::vector<char*> pointers;
-  for (std::string& s : strings) pointers.push_back(s.data());
-  pointers.push_back(nullptr);
-  return pointers;
-}
-
-// Runs the binary with `args` (no shell involved) and collects both streams. Both pipes are
-// drained together so that a child filling one of them cannot block on it.
-RunResult run_nnergy(const std::vector<std::string>& args,
-                     const std::vector<std::string>& extra_env = {}) {
-  RunResult result;
-  int out_pipe[2];
-  int err_pipe[2];
-  if (pipe(out_pipe) != 0) return {-1, "", std::string("pipe: ") + std::strerror(errno)};
-  if (pipe(err_pipe) != 0) {
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-    return {-1, "", std::string("pipe: ") + std::strerror(errno)};
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
-  for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) {
-    posix_spawn_file_actions_addclose(&actions, fd);
-  }
-  std::vector<std::string> argv_strings{NNERGY_BINARY};
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  std::vector<std::string> env_strings = child_environment(extra_env);
-  std::vector<char*> argv = c_strings(argv_strings);
-  std::vector<char*> envp = c_strings(env_strings);
-
-  pid_t pid = 0;
-  const int spawn_error =
-      posix_spawn(&pid, NNERGY_BINARY, &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  if (spawn_error != 0) {
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    result.err = std::string("posix_spawn " NNERGY_BINARY ": ") + std::strerror(spawn_error);
-    return result;
-  }
-
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  std::string* sinks[2] = {&result.out, &result.err};
-  int open_fds = 2;
-  char buffer[65536];
-  while (open_fds > 0) {
-    if (poll(fds, 2, -1) < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      const ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
-      if (n > 0) {
-        sinks[i]->append(buffer, static_cast<std::size_t>(n));
-      } else if (n == 0 || errno != EINTR) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
-  }
-  for (const pollfd& p : fds) {
-    if (p.fd >= 0) close(p.fd);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
 
 // Several tests read the same outputs; when the whole binary runs in one process each distinct
 // command runs only once.
@@ -807,22 +703,8 @@ TEST(Profile, SigintDiscardsTheMeasurementInFlightAndTheRerunCompletes) {
   // Longer measurements than the tiny campaign so that the signal lands mid-campaign.
   std::vector<std::string> args = tiny_profile(db);
   args[args.size() - 5] = "0.05";
-  std::vector<std::string> argv_strings{NNERGY_BINARY};
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  std::vector<std::string> env_strings = child_environment({});
-  std::vector<char*> argv = c_strings(argv_strings);
-  std::vector<char*> envp = c_strings(env_strings);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  const std::string out_path = (dir / "out.txt").string();
-  const std::string err_path = (dir / "err.txt").string();
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, NNERGY_BINARY, &actions, nullptr, argv.data(), envp.data()), 0);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t pid = nnergy::cli_test::spawn_nnergy(args, dir / "out.txt", dir / "err.txt");
+  ASSERT_GT(pid, 0);
   // Wait for the second progress line: the campaign is under way and has written a row.
   std::string err;
   for (int i = 0; i < 200 && std::count(err.begin(), err.end(), '\n') < 2; ++i) {

@@ -1,14 +1,9 @@
 // End-to-end tests of `nnergy train`, `nnergy evaluate` and `nnergy predict --predictor FILE` on
 // the committed CPU dataset: exit codes, stdout and stderr as a user sees them.
-#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -17,33 +12,19 @@
 #include <string>
 #include <vector>
 
+#include "nnergy_runner.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using nnergy::cli_test::read_file;
+using nnergy::cli_test::run_nnergy;
+using nnergy::cli_test::RunResult;
 using testing::HasSubstr;
 
 const fs::path kDataDir = NNERGY_TEST_DATA_DIR;
 const fs::path kDataset = kDataDir / "datasets" / "cpu.sqlite";
-
-struct RunResult {
-  int exit_code = -1;  ///< the process's exit status; -1 when it did not exit normally
-  std::string out;
-  std::string err;
-};
-
-std::ostream& operator<<(std::ostream& os, const RunResult& r) {
-  return os << "exit " << r.exit_code << "\n--- stdout ---\n"
-            << r.out.substr(0, 3000) << "\n--- stderr ---\n"
-            << r.err.substr(0, 3000);
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // A scratch directory for the whole binary, removed at exit.
 const fs::path& scratch() {
@@ -61,57 +42,6 @@ class ScratchCleanup : public testing::Environment {
   void TearDown() override { fs::remove_all(scratch()); }
 };
 const testing::Environment* const kCleanup = testing::AddGlobalTestEnvironment(new ScratchCleanup);
-
-// Runs the binary with `args` (no shell); stdout and stderr go to files in the scratch
-// directory. The data directory is pinned to the source tree and the user catalog to a path
-// that does not exist, so that a developer's own catalog cannot change the results.
-RunResult run_nnergy(const std::vector<std::string>& args) {
-  static int runs = 0;
-  const std::string tag = std::to_string(++runs);
-  const fs::path out_path = scratch() / ("stdout_" + tag);
-  const fs::path err_path = scratch() / ("stderr_" + tag);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> argv_strings{NNERGY_BINARY};
-  argv_strings.insert(argv_strings.end(), args.begin(), args.end());
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry = *e;
-    if (entry.rfind("NNERGY_DATA_DIR=", 0) != 0 && entry.rfind("NNERGY_USER_DEVICES=", 0) != 0) {
-      env_strings.push_back(entry);
-    }
-  }
-  env_strings.push_back("NNERGY_DATA_DIR=" + kDataDir.string());
-  env_strings.push_back("NNERGY_USER_DEVICES=" + (scratch() / "no-such-dir" / "d.json").string());
-  std::vector<char*> argv;
-  for (std::string& s : argv_strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-
-  RunResult result;
-  pid_t pid = 0;
-  const int spawn_error =
-      posix_spawn(&pid, NNERGY_BINARY, &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawn_error != 0) {
-    result.err = std::string("posix_spawn: ") + std::strerror(spawn_error);
-    return result;
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  result.out = read_file(out_path);
-  result.err = read_file(err_path);
-  return result;
-}
 
 // One forest model of the CPU dataset, trained once for the whole binary.
 const fs::path& trained_model() {

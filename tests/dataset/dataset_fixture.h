@@ -8,26 +8,12 @@
 
 #include "nnergy/dataset/dataset_store.h"
 #include "nnergy/graph/network.h"
+#include "temp_dir_test.h"
 
 namespace nnergy::dataset::testing {
 
 /// A fresh directory per test, removed afterwards.
-class DatasetTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::temp_directory_path() /
-           ("nnergy_dataset_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" +
-            info->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string file(const std::string& name) const { return (dir_ / name).string(); }
-
-  std::filesystem::path dir_;
-};
+class DatasetTest : public test_support::TempDirTest {};
 
 /// x[1, 4, 8, 8] → 1×1 Conv (4 → 4 channels) → Relu → 1×1 Conv → Relu → Flatten: two unique
 /// convolutions (the first needs no data gradient), one Relu occurring twice, one Flatten.

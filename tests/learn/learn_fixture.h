@@ -15,26 +15,12 @@
 #include "nnergy/graph/network.h"
 #include "nnergy/graph/whitelist.h"
 #include "nnergy/predict/regressor.h"
+#include "temp_dir_test.h"
 
 namespace nnergy::learn::testing {
 
 /// A fresh directory per test, removed afterwards.
-class LearnTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = std::filesystem::temp_directory_path() /
-           ("nnergy_learn_" + std::to_string(::getpid()) + "_" + info->test_suite_name() + "_" +
-            info->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
-  std::string file(const std::string& name) const { return (dir_ / name).string(); }
-
-  std::filesystem::path dir_;
-};
+class LearnTest : public test_support::TempDirTest {};
 
 /// The built-in device catalog of the source tree.
 inline device::DeviceCatalog test_catalog() {

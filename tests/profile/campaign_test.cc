@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "nnergy/core/error.h"
+#include "temp_dir_test.h"
 
 namespace nnergy::profile {
 namespace {
@@ -19,17 +20,8 @@ namespace fs = std::filesystem;
 const fs::path kDataDir = NNERGY_TEST_DATA_DIR;
 
 // A fresh temporary directory per test, removed afterwards.
-class CampaignTest : public ::testing::Test {
+class CampaignTest : public nnergy::test_support::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("nnergy_campaign_test_" +
-            std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // AlexNet's pooling ops only: three small ops, so that a real campaign takes well under 1 s.
   static CampaignOptions small_options() {
     CampaignOptions o;
@@ -41,8 +33,6 @@ class CampaignTest : public ::testing::Test {
     o.data_dir = kDataDir;
     return o;
   }
-
-  fs::path dir_;
 };
 
 TEST(CampaignParse, ModesAndDtypes) {
