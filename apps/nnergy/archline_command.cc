@@ -14,10 +14,10 @@
 #include "nnergy/archline/archline_fit.h"
 #include "nnergy/archline/archline_model.h"
 #include "nnergy/archline/archline_plot.h"
-#include "nnergy/archline/atomic_text_file.h"
 #include "nnergy/archline/benchmark_runner.h"
 #include "nnergy/archline/synthetic_benchmark.h"
 #include "nnergy/archline/user_catalog_update.h"
+#include "nnergy/core/atomic_file.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
@@ -227,8 +227,7 @@ CommandResult run_synth(const ArchlineOptions& o, const std::string& command_lin
     const std::vector<archline::ArchlinePoint> generated = archline::generate_synthetic_points(s);
     points.insert(points.end(), generated.begin(), generated.end());
   }
-  archline::write_text_file_atomically(o.out, archline::to_csv(points, context_comments(context)),
-                                       "--out");
+  write_file_atomically(o.out, archline::to_csv(points, context_comments(context)), "--out");
   return {fmt::format("wrote {} synthetic points of {} to {}\n", points.size(), d.id, o.out), 0};
 }
 
@@ -259,8 +258,7 @@ CommandResult run_run(const ArchlineOptions& o, const std::string& command_line)
   context.add("kind", "archline benchmark points (measured)");
   if (!o.device.empty()) context.add("catalog_device", o.device);
   for (const auto& [key, value] : run.context) context.add(key, value);
-  archline::write_text_file_atomically(
-      o.out, archline::to_csv(run.points, context_comments(context)), "--out");
+  write_file_atomically(o.out, archline::to_csv(run.points, context_comments(context)), "--out");
   return {fmt::format("wrote {} measured points to {}\n", run.points.size(), o.out), 0};
 }
 
@@ -479,8 +477,8 @@ CommandResult run_plot(const ArchlineOptions& o, const std::string& command_line
   report::RunContext context = report::RunContext::now(command_line);
   context.add("input", o.file);
   for (const auto& [key, value] : f.data.context) context.add("input_" + key, value);
-  archline::write_text_file_atomically(
-      o.out, archline::render_archline_svg(rows, context.to_json().dump()), "--out");
+  write_file_atomically(o.out, archline::render_archline_svg(rows, context.to_json().dump()),
+                        "--out");
   return {fmt::format("wrote {} (roofline, archline, powerline for {} precision(s))\n", o.out,
                       rows.size()),
           0};

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "command.h"
+#include "nnergy/core/atomic_file.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
@@ -51,28 +52,6 @@ struct EvaluateOptions {
   int threads = 0;
   std::vector<std::string> settings;  ///< --set KEY=VALUE
 };
-
-// Written whole after the evaluation succeeded, through a temporary file and a rename, so that a
-// failed run leaves no half-written file.
-void write_file_atomically(const std::string& path, const std::string& text,
-                           const std::string& flag) {
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    file << text;
-    file.close();
-    if (!file) {
-      std::remove(temporary.c_str());
-      throw InvalidInput(fmt::format("{} {}: cannot write the file", flag, path));
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::remove(temporary.c_str());
-    throw InvalidInput(fmt::format("{} {}: cannot write the file ({})", flag, path, ec.message()));
-  }
-}
 
 std::string number(double value, const char* format) {
   return std::isfinite(value) ? fmt::format(fmt::runtime(format), value) : std::string("-");

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "nnergy/archline/atomic_text_file.h"
+#include "nnergy/core/atomic_file.h"
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
 
@@ -115,7 +115,12 @@ void save_fitted_device(const std::filesystem::path& user_catalog, const std::st
   const std::string text = root.dump(2) + "\n";
   // The loader must accept what we write: a broken user catalog would break every command.
   device::DeviceCatalog::parse(text, user_catalog.string());
-  write_text_file_atomically(user_catalog, text, "--save-device");
+  // The user catalog's directory (e.g. ~/.config/nnergy) may not exist yet.
+  std::error_code ignored;
+  if (user_catalog.has_parent_path()) {
+    std::filesystem::create_directories(user_catalog.parent_path(), ignored);
+  }
+  write_file_atomically(user_catalog, text, "--save-device");
 }
 
 }  // namespace nnergy::archline

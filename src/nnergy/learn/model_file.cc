@@ -10,6 +10,7 @@
 #include <sstream>
 #include <type_traits>
 
+#include "nnergy/core/atomic_file.h"
 #include "nnergy/core/error.h"
 #include "nnergy/core/version.h"
 #include "nnergy/dataset/dataset_time.h"
@@ -216,23 +217,7 @@ json ModelFile::to_json() const {
 
 void ModelFile::save(const std::string& path) const {
   check_output_directory(path, "model file");
-  const std::string text = to_json().dump() + "\n";
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream file(temporary, std::ios::binary | std::ios::trunc);
-    file << text;
-    file.close();
-    if (!file) {
-      std::remove(temporary.c_str());
-      throw InvalidInput(path + ": cannot write the model file");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);
-  if (ec) {
-    std::remove(temporary.c_str());
-    throw InvalidInput(path + ": cannot write the model file (" + ec.message() + ")");
-  }
+  write_file_atomically(path, to_json().dump() + "\n", "model file");
 }
 
 ModelFile ModelFile::load(const std::string& path, const predict::RegressorRegistry& registry) {
