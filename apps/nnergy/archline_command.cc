@@ -345,12 +345,12 @@ CommandResult run_fit(const ArchlineOptions& o, const std::string& command_line)
   if (!o.save_device.empty()) {
     std::vector<archline::FittedParameters> params;
     for (const archline::ArchlineFitResult& fit : f.fits) {
-      params.push_back(
-          {fit.precision, fit.energy.eps_flop_j.value, fit.energy.eps_mem_j_per_byte.value,
-           fit.energy.pi0_w.value,
-           fmt::format("nnergy archline fit of {} ({} points, R² {:.4f}), {}",
-                       std::filesystem::path(o.file).filename().string(), fit.points_admitted,
-                       fit.energy.r_squared, report::RunContext::now("").date_utc)});
+      params.push_back({fit.precision, fit.energy.eps_flop_j.value,
+                        fit.energy.eps_mem_j_per_byte.value, fit.energy.pi0_w.value,
+                        fmt::format("nnergy archline fit of {} ({} {} points, R² {:.4f}), {}",
+                                    std::filesystem::path(o.file).filename().string(),
+                                    fit.points_admitted, f.data.points_origin(),
+                                    fit.energy.r_squared, report::RunContext::now("").date_utc)});
     }
     std::optional<std::string> base;
     if (!o.base_device.empty()) {
@@ -374,6 +374,7 @@ CommandResult run_fit(const ArchlineOptions& o, const std::string& command_line)
     for (std::size_t i = 0; i < f.fits.size(); ++i) {
       const archline::ArchlineFitResult& fit = f.fits[i];
       ordered_json e;
+      e["points_origin"] = f.data.points_origin();
       e["points_total"] = fit.points_total;
       e["points_admitted"] = fit.points_admitted;
       e["confidence"] = o.confidence;
@@ -411,8 +412,9 @@ CommandResult run_fit(const ArchlineOptions& o, const std::string& command_line)
     const archline::ArchlineFitResult& fit = f.fits[i];
     const std::string prec(device::to_string(fit.precision));
     out += fmt::format(
-        "{} {}: {} of {} points admitted; Eq. 5 OLS fit, {:.0f} % confidence intervals\n", o.file,
-        prec, fit.points_admitted, fit.points_total, o.confidence * 100);
+        "{} {}: {} of {} {} points admitted; Eq. 5 OLS fit, {:.0f} % confidence intervals\n",
+        o.file, prec, fit.points_admitted, fit.points_total, f.data.points_origin(),
+        o.confidence * 100);
     report::TextTable table;
     table.add_column("fit", report::TextTable::Align::kLeft);
     table.add_column("ε_flop pJ/flop [CI]", report::TextTable::Align::kRight);
@@ -472,6 +474,7 @@ CommandResult run_plot(const ArchlineOptions& o, const std::string& command_line
     row.model = f.fits[i].model(f.peaks[i].flop_per_s, f.peaks[i].byte_per_s);
     row.points = f.data.points;
     row.label = fmt::format("{} {}", name, device::to_string(row.precision));
+    row.points_origin = f.data.points_origin();
     rows.push_back(std::move(row));
   }
   report::RunContext context = report::RunContext::now(command_line);

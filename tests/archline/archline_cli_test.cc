@@ -91,6 +91,8 @@ TEST_F(ArchlineCli, SynthFitPlotAndSaveDeviceEndToEnd) {
   EXPECT_NEAR(j["fits"]["fp64"]["parameters"]["eps_flop_pj"]["value"].get<double>(), 14.33,
               14.33 * kRecovery);
   EXPECT_EQ(j["fits"]["fp32"]["peaks_from"], "catalog device a100-40gb");
+  // Generated points are never called measured.
+  EXPECT_EQ(j["fits"]["fp32"]["points_origin"], "synthetic");
 
   const fs::path svg = dir_ / "pts.svg";
   const RunResult plot = run({"archline", "plot", points.string(), "--out", svg.string()});
@@ -98,6 +100,8 @@ TEST_F(ArchlineCli, SynthFitPlotAndSaveDeviceEndToEnd) {
   const std::string svg_text = read_file(svg);
   EXPECT_NE(svg_text.find("arithmetic intensity I [flop/B]"), std::string::npos);
   EXPECT_NE(svg_text.find("fp64: powerline"), std::string::npos);
+  EXPECT_NE(svg_text.find("synthetic, occupancy 100 %"), std::string::npos);
+  EXPECT_EQ(svg_text.find("measured, occupancy"), std::string::npos);
 
   // --save-device writes the user catalog (NNERGY_USER_DEVICES), and predict uses the entry.
   const RunResult save =

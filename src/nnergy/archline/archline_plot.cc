@@ -72,7 +72,7 @@ std::string render_archline_svg(const std::vector<ArchlinePlotRow>& rows,
                                       ? palette - 1
                                       : index * (palette - 1) / (by_occupancy.size() - 1);
         chart.add_points(std::move(series), kOccupancyColors[color],
-                         fmt::format("measured, occupancy {:.3g} %", occupancy * 100));
+                         fmt::format("{}, occupancy {:.3g} %", row.points_origin, occupancy * 100));
         ++index;
       }
     };

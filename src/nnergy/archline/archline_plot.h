@@ -13,8 +13,9 @@ namespace nnergy::archline {
 struct ArchlinePlotRow {
   device::Precision precision = device::Precision::kFp32;
   ArchlineModel model;
-  std::vector<ArchlinePoint> points;  ///< only points with W > 0 and Q > 0 are drawn
-  std::string label;                  ///< e.g. "a100-40gb fp32 (fit of run.csv)"
+  std::vector<ArchlinePoint> points;       ///< only points with W > 0 and Q > 0 are drawn
+  std::string label;                       ///< e.g. "a100-40gb fp32 (fit of run.csv)"
+  std::string points_origin = "measured";  ///< legend word for the points, or "synthetic"
 };
 
 /// An SVG with, per row, three log-log panels over arithmetic intensity (seed 003 Figs. 6–9):

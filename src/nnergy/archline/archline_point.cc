@@ -85,6 +85,11 @@ std::optional<std::string> ArchlineDataSet::context_value(const std::string& key
   return std::nullopt;
 }
 
+std::string ArchlineDataSet::points_origin() const {
+  const std::optional<std::string> kind = context_value("kind");
+  return kind && kind->find("synthetic") != std::string::npos ? "synthetic" : "measured";
+}
+
 std::string archline_csv_header() {
   std::string header;
   for (const char* column : kColumns) {

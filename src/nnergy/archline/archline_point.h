@@ -53,6 +53,9 @@ struct ArchlineDataSet {
 
   /// The context value of `key`, if present.
   std::optional<std::string> context_value(const std::string& key) const;
+  /// "synthetic" when the file says its points were generated (`kind` mentions synthetic, as
+  /// `nnergy archline synth` writes), else "measured"; outputs label the points with it.
+  std::string points_origin() const;
 };
 
 /// The CSV header line (without newline) written by `to_csv`; see docs/archline.md.
