@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages nnergy builds against. Idempotent and non-interactive:
 # packages already present are not touched, and apt runs only when something is missing.
-#   scripts/install-deps.sh            build + test dependencies (LibTorch, CPU, for profile/)
-#   scripts/install-deps.sh --tools    also what tools/ needs (Debian's torch, torchvision, onnx, sklearn)
+#   scripts/install-deps.sh            build + test dependencies (LibTorch, CPU, for profile/; Debian's
+#                                      Python torch, for the live test of python/nnergy_torch)
+#   scripts/install-deps.sh --tools    also what tools/ needs (torchvision, onnx, sklearn, rsvg-convert)
 set -euo pipefail
 
 packages=(
@@ -11,10 +12,10 @@ packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   libxgboost-dev xgboost libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libtorch-dev libopenblas0-openmp
+  libtorch-dev libopenblas0-openmp python3-torch
 )
 if [[ "${1:-}" == "--tools" ]]; then
-  packages+=(python3-torch python3-torchvision python3-onnx python3-sklearn librsvg2-bin)
+  packages+=(python3-torchvision python3-onnx python3-sklearn librsvg2-bin)
 fi
 
 missing=()

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
 
 namespace nnergy::cli {
@@ -13,9 +14,11 @@ struct ProfileOptions {
   std::string modes = "inference";
   std::string device = "cpu";
   std::string db;
-  double min_time_s = 0.2;
+  /// NaN: the device's default (1 s on CUDA, 0.2 s on the CPU).
+  double min_time_s = std::numeric_limits<double>::quiet_NaN();
   int repeats = 3;
   std::string dtype = "fp32";
+  bool tf32 = false;
   std::int64_t batch = 1;
   std::string shard = "1/1";
   bool dry_run = false;

@@ -4,19 +4,27 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "command.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
 #include "nnergy/core/version.h"
 #include "nnergy/dataset/dataset_store.h"
+#include "nnergy/measure/clock_control.h"
+#include "nnergy/measure/cuda_device_mapping.h"
+#include "nnergy/measure/nvml_library.h"
 #include "nnergy/profile/campaign.h"
 #include "profile_options.h"
 
@@ -76,15 +84,44 @@ std::string duration_text(double s) {
   return fmt::format("{:.0f} h {:02.0f} min", std::floor(s / 3600), std::fmod(s, 3600) / 60);
 }
 
+// "cuda:N" (or "cuda", device 0) → N; "cpu" → -1.
+int parse_device(const std::string& device) {
+  if (device == "cpu") return -1;
+  if (device == "cuda") return 0;
+  if (device.rfind("cuda:", 0) == 0) {
+    const std::string digits = device.substr(5);
+    if (!digits.empty() && digits.size() <= 4 &&
+        std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+      return std::stoi(digits);
+    }
+  }
+  throw InvalidInput(fmt::format("--device '{}': expected cpu or cuda:N", device));
+}
+
+// "900,1200,default" → {900, 1200, 0}; empty text → {0}.
+std::vector<std::int64_t> parse_clocks(const std::string& text) {
+  if (text.empty()) return {0};
+  std::vector<std::int64_t> clocks;
+  for (const std::string& item : split_models(text)) {
+    if (item == "default") {
+      clocks.push_back(0);
+      continue;
+    }
+    if (item.empty() || item.size() > 6 ||
+        !std::all_of(item.begin(), item.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+      throw InvalidInput(fmt::format(
+          "--clocks-mhz {}: '{}' is not a clock; expected MHz as whole numbers, or 'default'", text,
+          item));
+    }
+    clocks.push_back(std::stoll(item));
+  }
+  return clocks;
+}
+
 profile::CampaignOptions campaign_options(const ProfileOptions& o) {
-  if (o.device.rfind("cuda", 0) == 0) {
-    throw InvalidInput(fmt::format(
-        "--device {}: CUDA runners are not built in this version; use --device cpu", o.device));
-  }
-  if (o.device != "cpu") {
-    throw InvalidInput(fmt::format("--device '{}': expected cpu (or cuda:N)", o.device));
-  }
-  if (!o.clocks_mhz.empty()) {
+  profile::CampaignOptions c;
+  c.cuda_device = parse_device(o.device);
+  if (c.cuda_device < 0 && !o.clocks_mhz.empty()) {
     throw InvalidInput(
         fmt::format("--clocks-mhz {}: clocks cannot be locked on --device cpu; leave the flag out",
                     o.clocks_mhz));
@@ -96,14 +133,16 @@ profile::CampaignOptions campaign_options(const ProfileOptions& o) {
     throw InvalidInput(
         "--models or --networks: give exactly one (--networks also measures each whole network)");
   }
-  profile::CampaignOptions c;
   c.models = split_models(o.models.empty() ? o.networks : o.models);
   c.measure_networks = !o.networks.empty();
   c.modes = profile::parse_modes(o.modes, "--modes");
   c.batch = o.batch;
   c.dtype = profile::parse_campaign_dtype(o.dtype, "--dtype");
-  c.min_time_s = o.min_time_s;
+  c.tf32 = o.tf32;
+  // Seed 000 §4.2 measures GPU ops for at least a second; a CPU op is steadier and slower.
+  c.min_time_s = std::isnan(o.min_time_s) ? (c.cuda_device >= 0 ? 1.0 : 0.2) : o.min_time_s;
   c.repeats = o.repeats;
+  c.clocks_mhz = parse_clocks(o.clocks_mhz);
   c.shard = dataset::Shard::parse(o.shard, "--shard");
   if (!o.whitelist.empty()) c.whitelist = graph::Whitelist::parse(o.whitelist, "--whitelist");
   c.data_dir = data_directory();
@@ -111,16 +150,100 @@ profile::CampaignOptions campaign_options(const ProfileOptions& o) {
   return c;
 }
 
+// A CUDA campaign's GPU as NVML sees it: its identity for the dataset and its clocks.
+struct Gpu {
+  std::shared_ptr<measure::NvmlLibrary> nvml;
+  unsigned int index = 0;
+  dataset::DeviceRecord record;
+};
+
+std::string mhz_list(const std::vector<double>& clocks) {
+  std::string text;
+  for (double c : clocks) text += (text.empty() ? "" : ", ") + fmt::format("{:.0f}", c);
+  return text;
+}
+
+// Opens the GPU of `c.cuda_device` through NVML and checks the clocks against those it supports.
+// Runs before LibTorch initialises CUDA, so that CUDA's device order can still be set.
+Gpu open_gpu(const profile::CampaignOptions& c) {
+  measure::use_pci_bus_order_for_cuda();
+  measure::NvmlLoadResult loaded = measure::NvmlLibrary::load();
+  if (!loaded.library) {
+    throw DeviceError(
+        fmt::format("--device cuda:{}: NVML is not available ({}); a GPU campaign "
+                    "reads the GPU's name, clocks and power through NVML",
+                    c.cuda_device, loaded.unavailable_reason));
+  }
+  Gpu gpu;
+  gpu.nvml = loaded.library;
+  gpu.index = measure::nvml_index_of_cuda_device(*gpu.nvml, c.cuda_device);
+  const unsigned int count = gpu.nvml->device_count();
+  if (gpu.index >= count) {
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    throw InvalidInput(fmt::format(
+        "--device cuda:{}: NVML sees {} GPU(s), no GPU {}{}", c.cuda_device, count, gpu.index,
+        visible != nullptr ? fmt::format(" (CUDA_VISIBLE_DEVICES={})", visible) : std::string()));
+  }
+  const measure::NvmlGpu handle = gpu.nvml->gpu(gpu.index);
+  gpu.record.name = gpu.nvml->name(handle);
+  gpu.record.uuid = gpu.nvml->uuid(handle);
+  gpu.record.kind = "cuda";
+  gpu.record.driver_version = gpu.nvml->driver_version();
+  const std::vector<double> supported = measure::supported_core_clocks_mhz(*gpu.nvml, gpu.index);
+  for (std::int64_t clock : c.clocks_mhz) {
+    // A GPU that lists no clocks (many consumer GPUs) is left to refuse the lock itself.
+    if (clock == 0 || supported.empty()) continue;
+    if (std::find(supported.begin(), supported.end(), static_cast<double>(clock)) !=
+        supported.end()) {
+      continue;
+    }
+    std::vector<double> nearest = supported;
+    std::sort(nearest.begin(), nearest.end(), [clock](double a, double b) {
+      return std::abs(a - static_cast<double>(clock)) < std::abs(b - static_cast<double>(clock));
+    });
+    nearest.resize(std::min<std::size_t>(nearest.size(), 3));
+    std::sort(nearest.begin(), nearest.end());
+    throw InvalidInput(fmt::format(
+        "--clocks-mhz: GPU {} ({}) does not support a core clock of {} MHz; nearest supported: "
+        "{} MHz (it lists {} clocks from {:.0f} to {:.0f} MHz)",
+        gpu.index, gpu.record.name, clock, mhz_list(nearest), supported.size(), supported.front(),
+        supported.back()));
+  }
+  return gpu;
+}
+
+// Before anything is written: LibTorch must reach the GPU, and each clock to lock must be
+// lockable (locking needs root), so that a campaign does not stop at its second clock.
+void check_gpu_ready(const Gpu& gpu, const profile::CampaignOptions& c) {
+  const int torch_devices = profile::cuda_device_count();
+  if (c.cuda_device >= torch_devices) {
+    throw DeviceError(fmt::format(
+        "--device cuda:{}: LibTorch sees {} CUDA device(s){}", c.cuda_device, torch_devices,
+        torch_devices == 0 ? "; this nnergy was built against a LibTorch without CUDA (Debian's "
+                             "libtorch is CPU-only): build it with a CUDA LibTorch "
+                             "(README, \"Profiling on a GPU\")"
+                           : ""));
+  }
+  for (std::int64_t clock : c.clocks_mhz) {
+    if (clock == 0) continue;
+    const auto mhz = static_cast<double>(clock);
+    measure::ClockLock probe(gpu.nvml, gpu.index, mhz, mhz);
+    probe.reset();
+  }
+}
+
 std::string plan_text(const profile::CampaignPlan& plan, const profile::CampaignOptions& c,
                       const std::string& db) {
   std::string out = fmt::format("dry run: nothing measured, nothing written{}\n",
                                 db.empty() ? "" : " (database " + db + ")");
-  out += fmt::format("{:<24} {:<10} {:>14} {:>16} {:>8}\n", "network", "mode", "ops to measure",
-                     "already measured", "network");
+  out += fmt::format("{:<24} {:<10} {:>10} {:>14} {:>16} {:>8}\n", "network", "mode", "clock",
+                     "ops to measure", "already measured", "network");
   for (const profile::PlanCount& count : plan.counts) {
-    out += fmt::format("{:<24} {:<10} {:>14} {:>16} {:>8}\n", count.network,
-                       profile::to_string(count.mode), count.to_measure, count.already_measured,
-                       c.measure_networks ? (count.network_to_measure > 0 ? "yes" : "done") : "-");
+    out += fmt::format(
+        "{:<24} {:<10} {:>10} {:>14} {:>16} {:>8}\n", count.network, profile::to_string(count.mode),
+        count.clock_mhz == 0 ? std::string("default") : fmt::format("{} MHz", count.clock_mhz),
+        count.to_measure, count.already_measured,
+        c.measure_networks ? (count.network_to_measure > 0 ? "yes" : "done") : "-");
   }
   out +=
       fmt::format("total: {} measurements to take, {} already measured, {} left to other shards\n",
@@ -153,11 +276,16 @@ void show_progress(const profile::CampaignProgress& p, bool tty) {
 }  // namespace
 
 CommandResult run_profile(const ProfileOptions& o, const std::string& command_line) {
-  const profile::CampaignOptions c = campaign_options(o);
+  profile::CampaignOptions c = campaign_options(o);
   profile::set_cpu_threads(
       o.threads > 0 ? o.threads
                     : std::max(1, static_cast<int>(std::thread::hardware_concurrency())));
-  const dataset::DeviceRecord device = profile::cpu_device();
+  std::optional<Gpu> gpu;
+  if (c.cuda_device >= 0) {
+    gpu = open_gpu(c);
+    c.nvml_gpu = static_cast<int>(gpu->index);
+  }
+  const dataset::DeviceRecord device = gpu ? gpu->record : profile::cpu_device();
 
   if (o.dry_run) {
     std::optional<dataset::DatasetStore> store;
@@ -173,6 +301,7 @@ CommandResult run_profile(const ProfileOptions& o, const std::string& command_li
     return {plan_text(plan, c, o.db), 0};
   }
   if (o.db.empty()) throw InvalidInput("--db: required unless --dry-run (the SQLite dataset)");
+  if (gpu) check_gpu_ready(*gpu, c);
 
   // Imported before the database is opened, so that a bad model leaves no file behind.
   std::vector<graph::Network> networks = profile::import_networks(c);
@@ -181,10 +310,21 @@ CommandResult run_profile(const ProfileOptions& o, const std::string& command_li
   profile::CampaignPlan plan = plan_campaign(c, std::move(networks), &store, device_id);
   for (const graph::Network& net : plan.networks) store.add_network(net, c.whitelist);
 
-  nlohmann::ordered_json settings = {
-      {"models", c.models},   {"modes", o.modes}, {"device", o.device},
-      {"batch", c.batch},     {"dtype", o.dtype}, {"min_time_s", c.min_time_s},
-      {"repeats", c.repeats}, {"shard", o.shard}, {"cpu_threads", profile::cpu_threads()}};
+  nlohmann::ordered_json settings = {{"models", c.models},
+                                     {"modes", o.modes},
+                                     {"device", o.device},
+                                     {"batch", c.batch},
+                                     {"dtype", o.dtype},
+                                     {"key_dtype", profile::key_dtype(c)},
+                                     {"min_time_s", c.min_time_s},
+                                     {"repeats", c.repeats},
+                                     {"clocks_mhz", c.clocks_mhz},
+                                     {"shard", o.shard},
+                                     {"cpu_threads", profile::cpu_threads()}};
+  if (gpu) {
+    settings["tf32"] = c.tf32;
+    settings["cuda_device_order"] = std::getenv("CUDA_DEVICE_ORDER");
+  }
   dataset::SessionRecord session;
   session.device_id = device_id;
   session.tool_version = kToolVersion;
@@ -197,16 +337,33 @@ CommandResult run_profile(const ProfileOptions& o, const std::string& command_li
   profile::CampaignSummary summary;
   {
     StopOnSignal stop_on_signal;
-    summary =
-        profile::run_campaign(plan, c, store, session_id, g_stop,
-                              [tty](const profile::CampaignProgress& p) { show_progress(p, tty); });
+    // Declared after the stop handler, so that the lock's own SIGINT/SIGTERM handler (reset the
+    // clocks, then pass the signal on to the stop handler) runs first, and destroyed before it.
+    std::optional<measure::ClockLock> lock;
+    profile::ClockSetter set_clock;
+    if (gpu) {
+      set_clock = [&lock, &gpu](std::int64_t mhz) {
+        lock.reset();
+        const auto clock = static_cast<double>(mhz);
+        if (mhz != 0) lock.emplace(gpu->nvml, gpu->index, clock, clock);
+      };
+    }
+    summary = profile::run_campaign(
+        plan, c, store, session_id, g_stop,
+        [tty](const profile::CampaignProgress& p) { show_progress(p, tty); }, set_clock);
   }
   store.end_session(session_id);
 
   std::string out;
   out += fmt::format("database: {}\n", o.db);
-  out +=
-      fmt::format("device: {} (cpu, {} LibTorch threads)\n", device.name, profile::cpu_threads());
+  if (gpu) {
+    out += fmt::format("device: {} (cuda:{} = NVML GPU {}, {}, driver {}, {}{})\n", device.name,
+                       c.cuda_device, gpu->index, device.uuid, device.driver_version,
+                       profile::key_dtype(c), c.tf32 ? ": TF32 tensor cores allowed" : "");
+  } else {
+    out +=
+        fmt::format("device: {} (cpu, {} LibTorch threads)\n", device.name, profile::cpu_threads());
+  }
   out += fmt::format("measured: {}  skipped (already measured): {}  errors: {}{}\n",
                      summary.measured, summary.skipped, summary.errors,
                      summary.interrupted ? "  (interrupted; rerun the command to resume)" : "");

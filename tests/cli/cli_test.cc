@@ -34,6 +34,7 @@ using nnergy::cli_test::read_file;
 using nnergy::cli_test::run_nnergy;
 using nnergy::cli_test::RunResult;
 using testing::HasSubstr;
+using testing::Not;
 using testing::StartsWith;
 
 const fs::path kDataDir = NNERGY_TEST_DATA_DIR;
@@ -775,8 +776,12 @@ TEST(ProfileBadInput, ExitsTwo) {
   const std::string db = (dir / "x.sqlite").string();
   expect_bad_input(run_nnergy({"profile", "--models", "resnet5000", "--db", db}),
                    {"resnet5000", "resnet18"});
-  expect_bad_input(run_nnergy({"profile", "--models", "alexnet", "--device", "cuda:0", "--db", db}),
-                   {"cuda:0", "CUDA runners are not built"});
+  expect_bad_input(run_nnergy({"profile", "--models", "alexnet", "--device", "tpu", "--db", db}),
+                   {"--device 'tpu'", "cpu or cuda:N"});
+  expect_bad_input(run_nnergy({"profile", "--models", "alexnet", "--dtype", "fp16", "--db", db}),
+                   {"--dtype fp16", "CUDA only"});
+  expect_bad_input(run_nnergy({"profile", "--models", "alexnet", "--tf32", "--db", db}),
+                   {"--tf32", "--device cpu"});
   expect_bad_input(
       run_nnergy({"profile", "--models", "alexnet", "--clocks-mhz", "900", "--db", db}),
       {"--clocks-mhz 900", "cpu"});
@@ -788,6 +793,74 @@ TEST(ProfileBadInput, ExitsTwo) {
   expect_bad_input(run_nnergy({"profile", "--models", "alexnet", "--repeats", "0", "--db", db}),
                    {"--repeats 0"});
   expect_bad_input(run_nnergy({"profile", "--models", "alexnet"}), {"--db"});
+  EXPECT_FALSE(fs::exists(db));
+}
+
+// A GPU campaign against the fake NVML: the GPU, its clocks and the LibTorch check are verified
+// before anything is written or locked.
+TEST(ProfileOnCuda, ChecksTheGpuItsClocksAndLibTorchBeforeWriting) {
+  REQUIRE_PROFILE();
+  const fs::path dir = fresh_dir("profile_cuda");
+  const fs::path script = dir / "nvml.script";
+  const fs::path log = dir / "nvml.log";
+  {
+    std::ofstream out(script);
+    out << "gpus 1\nname 0 Fake H100\nuuid 0 GPU-fake-h100\nmemory_clocks 0 2619\n"
+        << "graphics_clocks 0 2619 1980 1410 1200 900\nlog " << log.string() << "\n";
+  }
+  const std::vector<std::string> env = {"NNERGY_NVML_LIBRARY=" NNERGY_FAKE_NVML_PATH,
+                                        "NNERGY_FAKE_NVML_SCRIPT=" + script.string()};
+  const std::string db = (dir / "gpu.sqlite").string();
+  auto profile = [&](std::vector<std::string> extra,
+                     std::vector<std::string> environment) -> RunResult {
+    std::vector<std::string> args = {"profile", "--models", "alexnet", "--whitelist",
+                                     "MaxPool", "--db",     db};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run_nnergy(args, environment);
+  };
+
+  expect_bad_input(profile({"--device", "cuda:3"}, env), {"--device cuda:3", "NVML sees 1 GPU"});
+  expect_bad_input(profile({"--device", "cuda:0", "--clocks-mhz", "1000"}, env),
+                   {"--clocks-mhz", "1000 MHz", "Fake H100", "900, 1200, 1410"});
+  expect_bad_input(profile({"--device", "cuda:0", "--clocks-mhz", "1410,fast"}, env),
+                   {"--clocks-mhz 1410,fast", "'fast'"});
+  // A scheduler's CUDA_VISIBLE_DEVICES picks the GPU: its N-th entry is cuda:N.
+  auto with_visible = [&env](const std::string& value) {
+    std::vector<std::string> e = env;
+    e.push_back("CUDA_VISIBLE_DEVICES=" + value);
+    return e;
+  };
+  expect_bad_input(profile({"--device", "cuda:1"}, with_visible("0")),
+                   {"--device cuda:1", "CUDA_VISIBLE_DEVICES=0", "1 device(s)"});
+  expect_bad_input(profile({"--device", "cuda:0"}, with_visible("GPU-other")),
+                   {"CUDA_VISIBLE_DEVICES=GPU-other", "UUID"});
+  expect_bad_input(profile({"--device", "cuda:0"}, with_visible("MIG-1234")), {"MIG-1234", "MIG"});
+  const RunResult by_uuid =
+      profile({"--device", "cuda:0", "--dry-run"}, with_visible("GPU-fake-h1"));
+  EXPECT_EQ(by_uuid.exit_code, 0) << by_uuid;
+
+  // The dry run needs only NVML: it names the clocks' plan without LibTorch touching CUDA.
+  const RunResult dry =
+      profile({"--device", "cuda:0", "--clocks-mhz", "1410,default", "--dry-run"}, env);
+  ASSERT_EQ(dry.exit_code, 0) << dry;
+  EXPECT_THAT(dry.out, HasSubstr("dry run"));
+  EXPECT_THAT(dry.out, HasSubstr("x 1 s min time"));  // the GPU default
+  EXPECT_THAT(dry.out, HasSubstr("1410 MHz"));
+  EXPECT_THAT(dry.out, HasSubstr("default"));
+
+  // Debian's LibTorch has no CUDA: a device error (exit 3), no file, no clock ever locked.
+  const RunResult r = profile({"--device", "cuda:0", "--clocks-mhz", "1410"}, env);
+  if (r.exit_code == 0) GTEST_SKIP() << "this LibTorch reaches a CUDA device: " << r.out;
+  EXPECT_EQ(r.exit_code, 3) << r;
+  EXPECT_THAT(r.err, HasSubstr("LibTorch sees 0 CUDA device(s)"));
+  EXPECT_FALSE(fs::exists(db));
+  EXPECT_THAT(read_file(log), Not(HasSubstr("lock_clocks")));
+
+  // Without NVML there is no GPU to measure: also a device error.
+  const RunResult no_nvml = profile(
+      {"--device", "cuda:0"}, {"NNERGY_NVML_LIBRARY=" + (dir / "no-libnvidia-ml.so").string()});
+  EXPECT_EQ(no_nvml.exit_code, 3) << no_nvml;
+  EXPECT_THAT(no_nvml.err, HasSubstr("NVML is not available"));
   EXPECT_FALSE(fs::exists(db));
 }
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "nnergy/core/error.h"
+#include "nnergy/measure/cuda_device_mapping.h"
 #include "nnergy/measure/nvml_library.h"
 #include "nnergy/measure/source_factories.h"
 #include "test_environment.h"
@@ -383,6 +384,52 @@ TEST(OpenNvmlSources, SourcesKeepNvmlInitialisedUntilTheLastGoes) {
     EXPECT_THAT(fake.log(), ElementsAre("init"));
   }
   EXPECT_THAT(fake.log(), ElementsAre("init", "shutdown"));
+}
+
+// CUDA device N is NVML's GPU N, unless CUDA_VISIBLE_DEVICES picks GPUs by index or UUID.
+TEST(CudaDeviceMapping, FollowsCudaVisibleDevices) {
+  const FakeNvml fake("gpus 3\nuuid 0 GPU-aaaa-0\nuuid 1 GPU-bbbb-1\nuuid 2 GPU-cccc-2\n");
+  const std::shared_ptr<NvmlLibrary> nvml = fake.load();
+  {
+    const ScopedEnv none("CUDA_VISIBLE_DEVICES", std::nullopt);
+    EXPECT_EQ(nvml_index_of_cuda_device(*nvml, 2), 2u);
+  }
+  {
+    const ScopedEnv visible("CUDA_VISIBLE_DEVICES", "2,0");
+    EXPECT_EQ(nvml_index_of_cuda_device(*nvml, 0), 2u);
+    EXPECT_EQ(nvml_index_of_cuda_device(*nvml, 1), 0u);
+    try {
+      nvml_index_of_cuda_device(*nvml, 2);
+      FAIL() << "expected InvalidInput";
+    } catch (const InvalidInput& e) {
+      EXPECT_THAT(e.what(), HasSubstr("--device cuda:2"));
+      EXPECT_THAT(e.what(), HasSubstr("makes 2 device(s) visible"));
+    }
+  }
+  {
+    const ScopedEnv visible("CUDA_VISIBLE_DEVICES", "GPU-cccc,GPU-aaaa-0");  // UUID prefixes
+    EXPECT_EQ(nvml_index_of_cuda_device(*nvml, 0), 2u);
+    EXPECT_EQ(nvml_index_of_cuda_device(*nvml, 1), 0u);
+  }
+  {
+    const ScopedEnv visible("CUDA_VISIBLE_DEVICES", "GPU-dddd");
+    EXPECT_THROW(nvml_index_of_cuda_device(*nvml, 0), InvalidInput);
+  }
+  {
+    const ScopedEnv visible("CUDA_VISIBLE_DEVICES", "MIG-GPU-aaaa-0/1/0");
+    EXPECT_THROW(nvml_index_of_cuda_device(*nvml, 0), InvalidInput);
+  }
+}
+
+TEST(CudaDeviceMapping, PciBusOrderKeepsAUsersSetting) {
+  {
+    const ScopedEnv order("CUDA_DEVICE_ORDER", std::nullopt);
+    use_pci_bus_order_for_cuda();
+    EXPECT_STREQ(std::getenv("CUDA_DEVICE_ORDER"), "PCI_BUS_ID");
+  }
+  const ScopedEnv order("CUDA_DEVICE_ORDER", "FASTEST_FIRST");
+  use_pci_bus_order_for_cuda();
+  EXPECT_STREQ(std::getenv("CUDA_DEVICE_ORDER"), "FASTEST_FIRST");
 }
 
 }  // namespace

@@ -43,7 +43,29 @@ TEST(CampaignParse, ModesAndDtypes) {
   EXPECT_THROW(parse_modes("", "--modes"), InvalidInput);
   EXPECT_EQ(parse_campaign_dtype("fp32", "--dtype"), graph::DataType::kFloat32);
   EXPECT_EQ(parse_campaign_dtype("bf16", "--dtype"), graph::DataType::kBFloat16);
-  EXPECT_THROW(parse_campaign_dtype("fp16", "--dtype"), InvalidInput);
+  EXPECT_EQ(parse_campaign_dtype("fp16", "--dtype"), graph::DataType::kFloat16);
+  EXPECT_THROW(parse_campaign_dtype("fp8", "--dtype"), InvalidInput);
+}
+
+TEST_F(CampaignTest, Fp16AndTf32AreCudaOnlyAndTf32IsItsOwnKey) {
+  CampaignOptions o = small_options();
+  o.dtype = graph::DataType::kFloat16;
+  EXPECT_THROW(check_options(o), InvalidInput);
+  o.cuda_device = 0;
+  EXPECT_NO_THROW(check_options(o));
+  EXPECT_EQ(key_dtype(o), "fp16");
+  o.tf32 = true;  // TF32 is a mode of fp32 math
+  EXPECT_THROW(check_options(o), InvalidInput);
+  o.dtype = graph::DataType::kFloat32;
+  EXPECT_NO_THROW(check_options(o));
+  EXPECT_EQ(key_dtype(o), "tf32");
+  o.cuda_device = -1;
+  EXPECT_THROW(check_options(o), InvalidInput);
+  // tf32 rows never satisfy an fp32 key on resume, nor the reverse.
+  o.cuda_device = 0;
+  const CampaignPlan plan = plan_campaign(o, nullptr, 0);
+  ASSERT_FALSE(plan.pending.empty());
+  for (const PlannedMeasurement& m : plan.pending) EXPECT_EQ(m.key.dtype, "tf32");
 }
 
 TEST_F(CampaignTest, InvalidOptionsAreRejected) {

@@ -188,6 +188,23 @@ TEST(OpRunner, UnsupportedDtypeIsInvalidInput) {
   RunnerOptions options;
   options.dtype = graph::DataType::kInt8;
   EXPECT_THROW(build(net, options), InvalidInput);
+  options.dtype = graph::DataType::kFloat16;  // CUDA only
+  EXPECT_THROW(build(net, options), InvalidInput);
+}
+
+TEST(OpRunner, CudaDeviceLibTorchCannotReachIsDeviceError) {
+  const Network net = single_node("Relu", {{{2, 3}}}, {2, 3});
+  RunnerOptions options;
+  options.cuda_device = cuda_device_count();  // one past the last device LibTorch sees
+  try {
+    build(net, options);
+    FAIL() << "expected DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda:" + std::to_string(options.cuda_device)),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(OpRunner::build_network(net, options), DeviceError);
 }
 
 TEST(OpRunner, UnsupportedOpIsInvalidInputNamingIt) {

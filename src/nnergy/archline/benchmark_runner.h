@@ -37,7 +37,7 @@ struct BenchmarkRun {
   std::vector<std::pair<std::string, std::string>> context;
 };
 
-/// True when this build has the CUDA kernels (NNERGY_WITH_CUDA=ON).
+/// True when this build has the CUDA kernels (a CUDA compiler was found; NNERGY_WITH_CUDA).
 bool cuda_kernels_built();
 
 /// Runs the microbenchmarks with the measurement loop of seed 003 Alg. 5 (CUDA events around a

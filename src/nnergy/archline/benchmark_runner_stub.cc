@@ -8,9 +8,9 @@ bool cuda_kernels_built() { return false; }
 
 BenchmarkRun run_benchmarks(const BenchmarkRunOptions& /*options*/) {
   throw DeviceError(
-      "built without CUDA kernels; reconfigure with -DNNERGY_WITH_CUDA=ON on a machine with the "
-      "CUDA toolkit (see README, Archline) to measure a GPU, or use `nnergy archline synth` for "
-      "synthetic points");
+      "built without CUDA kernels (no CUDA compiler was found); install the CUDA toolkit and "
+      "reconfigure (-DNNERGY_WITH_CUDA=ON, see README, Archline) to measure a GPU, or use "
+      "`nnergy archline synth` for synthetic points");
 }
 
 }  // namespace nnergy::archline

@@ -124,8 +124,9 @@ ProportionalityReport check_proportionality(OpRunner& runner, const PlannedMeasu
 graph::DataType parse_campaign_dtype(const std::string& text, const std::string& flag) {
   if (text == "fp32") return graph::DataType::kFloat32;
   if (text == "bf16") return graph::DataType::kBFloat16;
+  if (text == "fp16") return graph::DataType::kFloat16;
   throw InvalidInput(
-      fmt::format("{} '{}': expected fp32 or bf16 (the CPU runners' types)", flag, text));
+      fmt::format("{} '{}': expected fp32, bf16 or fp16 (fp16 on CUDA only)", flag, text));
 }
 
 std::vector<Mode> parse_modes(const std::string& text, const std::string& flag) {
@@ -163,6 +164,18 @@ void check_options(const CampaignOptions& options) {
   if (options.repeats < 1) {
     throw InvalidInput(fmt::format("--repeats {}: expected an integer >= 1", options.repeats));
   }
+  if (options.cuda_device < 0 && options.dtype == graph::DataType::kFloat16) {
+    throw InvalidInput(
+        "--dtype fp16: runs on CUDA only (LibTorch's CPU half-precision kernels are "
+        "reference code); use fp32 or bf16 on --device cpu");
+  }
+  if (options.tf32 && options.cuda_device < 0) {
+    throw InvalidInput("--tf32: TF32 is a mode of NVIDIA tensor cores; not on --device cpu");
+  }
+  if (options.tf32 && options.dtype != graph::DataType::kFloat32) {
+    throw InvalidInput(fmt::format("--tf32 with --dtype {}: TF32 applies to fp32 only",
+                                   graph::to_string(options.dtype)));
+  }
   if (options.clocks_mhz.empty()) throw InvalidInput("--clocks-mhz: expected at least one clock");
   std::set<std::int64_t> clocks;
   for (std::int64_t c : options.clocks_mhz) {
@@ -197,7 +210,7 @@ CampaignPlan plan_campaign(const CampaignOptions& options, std::vector<graph::Ne
   check_options(options);
   CampaignPlan plan;
   plan.networks = std::move(networks);
-  const std::string dtype(graph::to_string(options.dtype));
+  const std::string dtype = key_dtype(options);
   std::set<dataset::MeasurementKey> seen;
   for (const std::int64_t clock : options.clocks_mhz) {
     std::vector<PlannedMeasurement> network_pending;
@@ -264,8 +277,13 @@ CampaignSummary run_campaign(const CampaignPlan& plan, const CampaignOptions& op
   CampaignSummary summary;
   summary.skipped = plan.skipped;
 
-  // The CPU's own energy counter; a GPU's power says nothing about CPU runners.
-  measure::Detection detection = measure::SourceRegistry::standard().open("rapl");
+  // The power of the device the runners use: the CPU's own energy counter, or the GPU's through
+  // NVML (a GPU's power says nothing about CPU runners, nor the CPU's about GPU runners).
+  measure::Detection detection = measure::SourceRegistry::standard().open(
+      options.cuda_device < 0
+          ? "rapl"
+          : "nvml:" +
+                std::to_string(options.nvml_gpu >= 0 ? options.nvml_gpu : options.cuda_device));
   for (const auto& u : detection.unavailable) {
     summary.power_absent.push_back(u.source + ": " + u.reason);
   }
@@ -281,6 +299,8 @@ CampaignSummary run_campaign(const CampaignPlan& plan, const CampaignOptions& op
 
   RunnerOptions runner_options;
   runner_options.dtype = options.dtype;
+  runner_options.cuda_device = options.cuda_device;
+  if (options.cuda_device >= 0) set_tf32(options.tf32);
   TimingOptions timing_options;
   timing_options.min_time_s = options.min_time_s;
   timing_options.repeats = options.repeats;
@@ -392,6 +412,11 @@ CampaignSummary run_campaign(const CampaignPlan& plan, const CampaignOptions& op
   report(nullptr);
   summary.wall_s = steady_now_s() - start_s;
   return summary;
+}
+
+std::string key_dtype(const CampaignOptions& options) {
+  if (options.tf32 && options.dtype == graph::DataType::kFloat32) return "tf32";
+  return std::string(graph::to_string(options.dtype));
 }
 
 dataset::DeviceRecord cpu_device() {

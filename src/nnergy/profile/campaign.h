@@ -25,7 +25,14 @@ struct CampaignOptions {
   std::vector<std::string> models;  ///< zoo names or .onnx paths
   std::vector<Mode> modes = {Mode::kInference};
   std::int64_t batch = 1;  ///< bound to each model's batch dimension; >= 1
-  graph::DataType dtype = graph::DataType::kFloat32;
+  graph::DataType dtype = graph::DataType::kFloat32;  ///< fp16 only with a cuda_device
+  /// fp32 with TF32 tensor-core math allowed (set_tf32); recorded as dtype "tf32". CUDA only.
+  bool tf32 = false;
+  /// CUDA device the runners use (LibTorch's cuda:N), or -1 for the CPU (power from RAPL).
+  int cuda_device = -1;
+  /// NVML index of that GPU, whose power is measured ("nvml:N"); -1: the same as cuda_device.
+  /// The caller maps one to the other (CUDA_DEVICE_ORDER, CUDA_VISIBLE_DEVICES).
+  int nvml_gpu = -1;
   double min_time_s = 0.2;  ///< minimum duration of one measurement, s; > 0
   int repeats = 3;          ///< measurements per op; >= 1
   dataset::Shard shard;
@@ -76,8 +83,8 @@ struct CampaignPlan {
   std::int64_t other_shards = 0;  ///< unique keys left to the other shards
 };
 
-/// Parses "fp32" or "bf16" (the dtypes the CPU runners accept); throws InvalidInput naming
-/// `flag` otherwise.
+/// Parses "fp32", "bf16" or "fp16" (the dtypes the runners accept; check_options refuses fp16
+/// on the CPU); throws InvalidInput naming `flag` otherwise.
 graph::DataType parse_campaign_dtype(const std::string& text, const std::string& flag);
 
 /// Parses a comma-separated list of "inference" and "training"; throws InvalidInput naming
@@ -85,7 +92,8 @@ graph::DataType parse_campaign_dtype(const std::string& text, const std::string&
 std::vector<Mode> parse_modes(const std::string& text, const std::string& flag);
 
 /// Throws InvalidInput naming the flag for invalid options (no model, batch < 1, min time <= 0,
-/// repeats < 1, no clock, a negative or repeated clock).
+/// repeats < 1, no clock, a negative or repeated clock, fp16 or TF32 on the CPU, TF32 with
+/// another dtype than fp32).
 void check_options(const CampaignOptions& options);
 
 /// Imports the models (throws InvalidInput for an unknown zoo name or a bad file) and lists the
@@ -167,5 +175,9 @@ CampaignSummary run_campaign(const CampaignPlan& plan, const CampaignOptions& op
 
 /// The CPU as a dataset device: the model name of /proc/cpuinfo (or "cpu"), kind "cpu".
 dataset::DeviceRecord cpu_device();
+
+/// The dtype a campaign records in its keys: "tf32" for fp32 with TF32 allowed, else the
+/// dtype's name ("fp32", "bf16", "fp16").
+std::string key_dtype(const CampaignOptions& options);
 
 }  // namespace nnergy::profile

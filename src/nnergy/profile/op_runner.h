@@ -29,8 +29,11 @@ std::string_view to_string(Mode mode);
 struct RunnerOptions {
   /// Element type of every floating-point tensor (parameters, activations, gradients); the
   /// dtypes recorded in the IR are ignored for floating-point tensors. kFloat32 and kBFloat16
-  /// run on the CPU; other types throw InvalidInput.
+  /// run on the CPU and on CUDA, kFloat16 on CUDA only; other types throw InvalidInput.
   graph::DataType dtype = graph::DataType::kFloat32;
+  /// CUDA device index the tensors live on (LibTorch's cuda:N), or -1 for the CPU. build()
+  /// throws DeviceError when LibTorch has no such device (Debian's LibTorch has no CUDA).
+  int cuda_device = -1;
   /// Operator instances with their own random parameters, cycled through iteration by iteration:
   /// seed 000 §4.2's middle ground between re-using one instance (always cache-hot) and building
   /// a fresh one per iteration (initialization overhead). At least 1.
@@ -70,7 +73,9 @@ class OpRunner {
   ~OpRunner();
 
   /// Runs `iterations` iterations of `mode`, cycling through the instances, and returns when the
-  /// work has completed (so that the wall time around the call is the time of the work).
+  /// work has completed (so that the wall time around the call is the time of the work): on CUDA
+  /// it waits for the device (torch::cuda::synchronize) before returning, so the queue is also
+  /// empty when the next call starts.
   /// Training iterations reset the input gradients each time (seed 000 §4.2.2); parameter
   /// gradients accumulate, as when gradients are retained across a benchmark loop. Throws
   /// InvalidInput naming the node when LibTorch rejects the operator.
@@ -114,5 +119,14 @@ void set_cpu_threads(int threads);
 
 /// The number of CPU threads LibTorch uses inside one operator.
 int cpu_threads();
+
+/// Number of CUDA devices LibTorch can use; 0 when LibTorch was built without CUDA (Debian's).
+int cuda_device_count();
+
+/// Allows or forbids TF32 tensor-core math for fp32 matrix multiplications (cuBLAS) and
+/// convolutions (cuDNN), process-wide (seed 000 §6.1.5: tensor cores change the time of these
+/// ops several-fold). PyTorch's own defaults differ between the two (cuDNN on, cuBLAS off); a
+/// campaign sets both explicitly. No effect on the CPU. Not thread-safe: call it before running.
+void set_tf32(bool allowed);
 
 }  // namespace nnergy::profile

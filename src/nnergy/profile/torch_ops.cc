@@ -1,5 +1,6 @@
 // The one translation unit that includes LibTorch: it turns IR nodes into LibTorch calls.
 
+#include <torch/cuda.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -381,16 +382,38 @@ const std::vector<std::string>& supported_list() {
   return ops;
 }
 
-torch::ScalarType scalar_type(graph::DataType dtype) {
+torch::ScalarType scalar_type(graph::DataType dtype, bool cuda) {
   switch (dtype) {
     case graph::DataType::kFloat32:
       return torch::kFloat32;
     case graph::DataType::kBFloat16:
       return torch::kBFloat16;
+    case graph::DataType::kFloat16:
+      // CPU kernels for half precision are missing or slow reference code for most ops.
+      if (cuda) return torch::kFloat16;
+      break;
     default:
-      throw InvalidInput("op runner: dtype " + std::string(graph::to_string(dtype)) +
-                         " is not supported on the CPU; use fp32 or bf16");
+      break;
   }
+  throw InvalidInput("op runner: dtype " + std::string(graph::to_string(dtype)) +
+                     " is not supported " +
+                     (cuda ? "on CUDA; use fp32, fp16 or bf16" : "on the CPU; use fp32 or bf16"));
+}
+
+// The device of `options`; throws DeviceError when LibTorch cannot reach it.
+torch::Device runner_device(const RunnerOptions& options) {
+  if (options.cuda_device < 0) return torch::Device(torch::kCPU);
+  const int count = cuda_device_count();
+  if (options.cuda_device >= count) {
+    throw DeviceError("op runner: LibTorch sees " + std::to_string(count) +
+                      " CUDA device(s), no cuda:" + std::to_string(options.cuda_device) +
+                      (count == 0 ? " (this LibTorch was built without CUDA)" : ""));
+  }
+  return torch::Device(torch::kCUDA, static_cast<torch::DeviceIndex>(options.cuda_device));
+}
+
+std::string device_suffix(const RunnerOptions& options) {
+  return options.cuda_device < 0 ? "" : ", cuda:" + std::to_string(options.cuda_device);
 }
 
 bool per_instance(const TensorInfo& t) {
@@ -410,9 +433,15 @@ struct OpRunner::Impl {
   bool backward = false;
   std::string node_name;
   std::string op_type;
+  int cuda_device = -1;  ///< -1: CPU
 
   torch::Tensor forward_once(std::size_t instance, bool training) const {
     return forward(args[instance], training);
+  }
+
+  /// Returns when the device has finished the work queued so far (CUDA runs asynchronously).
+  void wait() const {
+    if (cuda_device >= 0) torch::cuda::synchronize(cuda_device);
   }
 
   [[noreturn]] void fail(const c10::Error& e) const {
@@ -436,10 +465,12 @@ std::unique_ptr<OpRunner> OpRunner::build(const graph::Network& network, const g
                        std::to_string(options.instances));
   }
   if (node.outputs.empty()) reject(node, "the node has no output");
-  const torch::ScalarType dtype = scalar_type(options.dtype);
+  const torch::ScalarType dtype = scalar_type(options.dtype, options.cuda_device >= 0);
+  const torch::Device device = runner_device(options);
   auto impl = std::make_unique<Impl>();
   impl->node_name = node.name;
   impl->op_type = node.op_type;
+  impl->cuda_device = options.cuda_device;
   impl->forward = forward_for(network, node);
 
   const auto element_bytes = static_cast<std::int64_t>(torch::elementSize(dtype));
@@ -472,14 +503,16 @@ std::unique_ptr<OpRunner> OpRunner::build(const graph::Network& network, const g
     const auto random = [&](const TensorInfo& t, bool grad) {
       if (!graph::is_floating(t.dtype)) {
         return torch::randint(0, std::max<std::int64_t>(index_bound, 1), t.shape,
-                              torch::TensorOptions().dtype(torch::kInt64));
+                              torch::TensorOptions().dtype(torch::kInt64))
+            .to(device);
       }
       // Buffers are BatchNorm running statistics: keep the variance positive.
       torch::Tensor v =
           t.role == TensorRole::kBuffer
               ? torch::rand(t.shape, torch::TensorOptions().dtype(torch::kFloat32)) + 0.5
               : torch::randn(t.shape, torch::TensorOptions().dtype(torch::kFloat32));
-      v = v.to(dtype);
+      // Drawn on the CPU in fp32 and converted, so that a seed gives the same values everywhere.
+      v = v.to(device, dtype);
       if (grad) v.set_requires_grad(true);
       return v;
     };
@@ -511,7 +544,7 @@ std::unique_ptr<OpRunner> OpRunner::build(const graph::Network& network, const g
     }
     const TensorInfo& out = network.tensor(node.outputs[0]);
     impl->grad_output =
-        torch::randn(out.shape, torch::TensorOptions().dtype(torch::kFloat32)).to(dtype);
+        torch::randn(out.shape, torch::TensorOptions().dtype(torch::kFloat32)).to(device, dtype);
 
     std::string in_shapes;
     for (std::size_t in : node.inputs) {
@@ -521,7 +554,7 @@ std::unique_ptr<OpRunner> OpRunner::build(const graph::Network& network, const g
     impl->description = node.op_type + " " + node.name + " " + in_shapes + " -> " +
                         to_string(out.shape) + " " + std::string(graph::to_string(options.dtype)) +
                         ", " + std::to_string(instances) +
-                        (instances == 1 ? " instance" : " instances");
+                        (instances == 1 ? " instance" : " instances") + device_suffix(options);
   } catch (const c10::Error& e) {
     impl->fail(e);
   }
@@ -601,7 +634,7 @@ std::vector<std::string> network_ops() {
 
 std::unique_ptr<OpRunner> OpRunner::build_network(const graph::Network& network,
                                                   const RunnerOptions& options) {
-  const torch::ScalarType dtype = scalar_type(options.dtype);
+  const torch::ScalarType dtype = scalar_type(options.dtype, options.cuda_device >= 0);
   std::map<std::string, int> unsupported;
   std::vector<std::size_t> steps;
   for (std::size_t n = 0; n < network.nodes().size(); ++n) {
@@ -645,9 +678,11 @@ std::unique_ptr<OpRunner> OpRunner::build_network(const graph::Network& network,
     }
   }
 
+  const torch::Device device = runner_device(options);
   auto impl = std::make_unique<Impl>();
   impl->node_name = network.name;
   impl->op_type = "network";
+  impl->cuda_device = options.cuda_device;
   try {
     torch::manual_seed(options.seed);
     // Slot i holds tensor i: parameters and inputs filled here, activations by the forward pass.
@@ -657,12 +692,12 @@ std::unique_ptr<OpRunner> OpRunner::build_network(const graph::Network& network,
       const TensorInfo& info = network.tensor(t);
       if (info.shape_valued || !graph::is_floating(info.dtype)) continue;
       if (info.role == TensorRole::kParameter) {
-        initial[t] = torch::randn(info.shape).to(dtype).set_requires_grad(true);
+        initial[t] = torch::randn(info.shape).to(device, dtype).set_requires_grad(true);
         impl->backward = true;
       } else if (info.role == TensorRole::kBuffer) {
-        initial[t] = (torch::rand(info.shape) + 0.5).to(dtype);
+        initial[t] = (torch::rand(info.shape) + 0.5).to(device, dtype);
       } else if (info.role == TensorRole::kDataInput) {
-        initial[t] = torch::randn(info.shape).to(dtype);
+        initial[t] = torch::randn(info.shape).to(device, dtype);
         data_inputs.push_back(t);
       }
     }
@@ -696,7 +731,7 @@ std::unique_ptr<OpRunner> OpRunner::build_network(const graph::Network& network,
       return values[output];
     };
     impl->args.emplace_back();
-    impl->grad_output = torch::randn(network.tensor(output).shape).to(dtype);
+    impl->grad_output = torch::randn(network.tensor(output).shape).to(device, dtype);
     std::int64_t parameters = 0;
     for (std::size_t t = 0; t < network.tensors().size(); ++t) {
       if (network.tensor(t).role == TensorRole::kParameter)
@@ -707,7 +742,7 @@ std::unique_ptr<OpRunner> OpRunner::build_network(const graph::Network& network,
     impl->description =
         "network " + network.name + inputs + " -> " + to_string(network.tensor(output).shape) +
         " " + std::string(graph::to_string(options.dtype)) + ", " + std::to_string(steps.size()) +
-        " nodes, " + std::to_string(parameters) + " parameters";
+        " nodes, " + std::to_string(parameters) + " parameters" + device_suffix(options);
   } catch (const c10::Error& e) {
     impl->fail(e);
   }
@@ -724,6 +759,7 @@ void OpRunner::run(Mode mode, std::int64_t iterations) {
       for (std::int64_t i = 0; i < iterations; ++i) {
         impl.forward_once(static_cast<std::size_t>(i % count), false);
       }
+      impl.wait();
       return;
     }
     // Seed 000 §4.2.2: train mode, forward, backward from the preallocated output gradient, input
@@ -733,6 +769,7 @@ void OpRunner::run(Mode mode, std::int64_t iterations) {
       torch::Tensor y = impl.forward_once(static_cast<std::size_t>(i % count), true);
       if (impl.backward) y.backward(impl.grad_output);
     }
+    impl.wait();
   } catch (const c10::Error& e) {
     impl.fail(e);
   }
@@ -774,6 +811,13 @@ void set_cpu_threads(int threads) {
 }
 
 int cpu_threads() { return torch::get_num_threads(); }
+
+int cuda_device_count() { return static_cast<int>(torch::cuda::device_count()); }
+
+void set_tf32(bool allowed) {
+  at::globalContext().setAllowTF32CuBLAS(allowed);
+  at::globalContext().setAllowTF32CuDNN(allowed);
+}
 
 std::string_view to_string(Mode mode) {
   return mode == Mode::kInference ? "inference" : "training";

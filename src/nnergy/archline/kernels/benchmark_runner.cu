@@ -30,7 +30,9 @@
 
 #include "nnergy/archline/benchmark_runner.h"
 #include "nnergy/core/error.h"
+#include "nnergy/measure/cuda_device_mapping.h"
 #include "nnergy/measure/measurement_window.h"
+#include "nnergy/measure/nvml_library.h"
 #include "nnergy/measure/sampler.h"
 #include "nnergy/measure/source_factories.h"
 
@@ -195,9 +197,17 @@ class Runner {
   explicit Runner(const BenchmarkRunOptions& o) : options_(o) {
     // CUDA's default ordinal order (fastest first) differs from NVML's (PCI bus); asking CUDA for
     // PCI order makes both indices name the same GPU. A user's own setting is kept.
-    setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
+    measure::use_pci_bus_order_for_cuda();
     int count = 0;
-    check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+    const cudaError_t counted = cudaGetDeviceCount(&count);
+    if (counted == cudaErrorInsufficientDriver || counted == cudaErrorNoDevice) {
+      throw DeviceError("--device cuda:" + std::to_string(o.gpu_index) + ": no usable GPU (" +
+                        cudaGetErrorName(counted) + ": " + cudaGetErrorString(counted) +
+                        "): this machine has no NVIDIA driver, or one older than the CUDA " +
+                        "runtime nnergy was built with (" + std::to_string(CUDART_VERSION / 1000) +
+                        "." + std::to_string(CUDART_VERSION % 1000 / 10) + ")");
+    }
+    check(counted, "cudaGetDeviceCount");
     if (o.gpu_index >= count) {
       throw DeviceError("--device cuda:" + std::to_string(o.gpu_index) + ": this machine has " +
                         std::to_string(count) + " CUDA device(s)");
@@ -206,9 +216,14 @@ class Runner {
     check(cudaGetDeviceProperties(&props_, o.gpu_index), "cudaGetDeviceProperties");
     capacity_threads_ = props_.multiProcessorCount * props_.maxThreadsPerMultiProcessor;
 
-    measure::Detection nvml = measure::open_nvml_sources(std::to_string(o.gpu_index));
+    // The GPU whose power is measured: the same device under CUDA_VISIBLE_DEVICES too.
+    const measure::NvmlLoadResult loaded = measure::NvmlLibrary::load();
+    const unsigned int nvml_gpu =
+        loaded.library ? measure::nvml_index_of_cuda_device(*loaded.library, o.gpu_index)
+                       : static_cast<unsigned int>(o.gpu_index);
+    measure::Detection nvml = measure::open_nvml_sources(std::to_string(nvml_gpu));
     if (nvml.sources.empty()) {
-      std::string why = "NVML GPU " + std::to_string(o.gpu_index) + " is not available";
+      std::string why = "NVML GPU " + std::to_string(nvml_gpu) + " is not available";
       for (const auto& u : nvml.unavailable) why += "; " + u.source + ": " + u.reason;
       throw DeviceError(why);
     }
