@@ -1,10 +1,10 @@
 """Slowdown of a training step under nnergy_torch.session (module hooks, profiler, nnergy monitor).
 
-    NNERGY_BIN=build/h6/apps/nnergy/nnergy PYTHONPATH=python /usr/bin/python3 \
+    NNERGY_BIN=build/release/apps/nnergy/nnergy PYTHONPATH=python /usr/bin/python3 \
         tools/account_session_overhead.py [--steps 15] [--warmup 3] [--rounds 3]
 
 ResNet-18 (torchvision, random weights), batch 2 at 3x64x64, SGD, one CPU thread. Alternates
-rounds without and with the session (so drifting machine load hits both alike) and prints the
+rounds without and with the session in ABBA order (so drift hits both alike) and prints the
 median step time of each and the slowdown, in wall time and in the process's CPU time (which
 leaves out the monitor process but also the noise of other load on a shared machine). The power source is synthetic (no GPU or RAPL here);
 the monitor runs as a separate process and its sampling cost is included.
@@ -47,11 +47,20 @@ def main():
     x = torch.randn(2, 3, 64, 64)
     y = torch.tensor([1, 3])
     plain, recorded = [], []
-    for _ in range(args.rounds):
-        plain += step_times(model, optimizer, x, y, args.steps, args.warmup)
+
+    def run_plain():
+        plain.extend(step_times(model, optimizer, x, y, args.steps, args.warmup))
+
+    def run_recorded():
         with tempfile.TemporaryDirectory() as out:
             with nnergy_torch.session(model, out, power_sources=["synthetic:constant=100"]):
-                recorded += step_times(model, optimizer, x, y, args.steps, args.warmup)
+                recorded.extend(step_times(model, optimizer, x, y, args.steps, args.warmup))
+
+    # ABBA order: a drift in step time (the weights change as SGD runs, the machine's load
+    # changes) then favours neither side.
+    for r in range(args.rounds):
+        for run in (run_plain, run_recorded) if r % 2 == 0 else (run_recorded, run_plain):
+            run()
     for label, column in (("wall", 0), ("process CPU", 1)):
         p = statistics.median(t[column] for t in plain)
         r = statistics.median(t[column] for t in recorded)
