@@ -26,7 +26,7 @@ double ceil_decade(double v) { return std::pow(10.0, std::ceil(std::log10(v))); 
 
 std::string render_archline_svg(const std::vector<ArchlinePlotRow>& rows,
                                 const std::string& description) {
-  constexpr double kPanelWidth = 440;
+  constexpr double kPanelWidth = 696;  // 440 px of plot, and the legend column
   constexpr double kPanelHeight = 340;
   constexpr double kRowTitle = 24;
   std::string body;
@@ -77,12 +77,15 @@ std::string render_archline_svg(const std::vector<ArchlinePlotRow>& rows,
       }
     };
     auto add_markers = [&](SvgChart& chart) {
-      chart.add_marker(m.time_balance_flop_per_byte(), kRooflineColor,
-                       fmt::format("B_τ {:.3g}", m.time_balance_flop_per_byte()));
-      chart.add_marker(m.energy_balance_flop_per_byte(), kArchlineColor,
-                       fmt::format("B_ε {:.3g}", m.energy_balance_flop_per_byte()));
+      chart.add_marker(
+          m.time_balance_flop_per_byte(), kRooflineColor,
+          fmt::format("B_τ {:.3g} flop/B: time balance", m.time_balance_flop_per_byte()));
+      chart.add_marker(
+          m.energy_balance_flop_per_byte(), kArchlineColor,
+          fmt::format("B_ε {:.3g} flop/B: energy balance", m.energy_balance_flop_per_byte()));
       chart.add_marker(m.effective_energy_balance_point_flop_per_byte(), "#17becf",
-                       fmt::format("B̂_ε {:.3g}", m.effective_energy_balance_point_flop_per_byte()));
+                       fmt::format("B̂_ε {:.3g} flop/B: effective energy balance",
+                                   m.effective_energy_balance_point_flop_per_byte()));
     };
     auto y_range = [&](std::vector<double> values, double pad_low, double pad_high) {
       const auto [lo, hi] = std::minmax_element(values.begin(), values.end());

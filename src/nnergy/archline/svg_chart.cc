@@ -13,6 +13,9 @@ namespace {
 
 constexpr double kMarginLeft = 64;
 constexpr double kMarginRight = 16;
+// The legend is a column right of the plot area, so that it never hides a point or a line.
+constexpr double kLegendWidth = 256;
+constexpr double kLegendLine = 14;
 constexpr double kMarginTop = 28;
 constexpr double kMarginBottom = 44;
 
@@ -97,8 +100,15 @@ void SvgChart::add_marker(double x, std::string color, std::string label) {
   markers_.push_back({x, std::move(color), std::move(label)});
 }
 
+double SvgChart::margin_right() const {
+  const bool legend =
+      !markers_.empty() ||
+      std::any_of(layers_.begin(), layers_.end(), [](const Layer& l) { return !l.legend.empty(); });
+  return legend ? kMarginRight + kLegendWidth : kMarginRight;
+}
+
 double SvgChart::to_px_x(double x) const {
-  const double w = width_px_ - kMarginLeft - kMarginRight;
+  const double w = width_px_ - kMarginLeft - margin_right();
   const double f =
       x_.log ? (std::log10(x) - std::log10(x_.min)) / (std::log10(x_.max) - std::log10(x_.min))
              : (x - x_.min) / (x_.max - x_.min);
@@ -115,7 +125,7 @@ double SvgChart::to_px_y(double y) const {
 
 std::string SvgChart::render(double left_px, double top_px) const {
   const double x0 = kMarginLeft;
-  const double x1 = width_px_ - kMarginRight;
+  const double x1 = width_px_ - margin_right();
   const double y0 = kMarginTop;
   const double y1 = height_px_ - kMarginBottom;
   // Charts of one document sit at different positions, which makes the clip id unique.
@@ -165,18 +175,14 @@ std::string SvgChart::render(double left_px, double top_px) const {
       "font-size=\"11\">{}</text>\n",
       (y0 + y1) / 2, svg_escape(y_.title));
   s += fmt::format("<g clip-path=\"url(#{})\">\n", clip_id);
-  // Marker labels are stacked so that close markers (B_τ, B_ε, B̂_ε) stay readable.
-  double label_y = y0 + 12;
+  // Markers are dotted lines here; their labels are in the legend, since close markers
+  // (B_τ, B_ε, B̂_ε) would write over each other and over the points.
   for (const Marker& m : markers_) {
     if (!(m.x > x_.min && m.x < x_.max)) continue;
-    const double px = to_px_x(m.x);
     s += fmt::format(
         "<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" "
         "stroke=\"{3}\" stroke-dasharray=\"2,3\"/>\n",
-        px, y0, y1, m.color);
-    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\" fill=\"{}\">{}</text>\n",
-                     px + 3, label_y, m.color, svg_escape(m.label));
-    label_y += 12;
+        to_px_x(m.x), y0, y1, m.color);
   }
   for (const Layer& layer : layers_) {
     auto inside = [&](const std::pair<double, double>& p) {
@@ -203,36 +209,33 @@ std::string SvgChart::render(double left_px, double top_px) const {
     }
   }
   s += "</g>\n";
-  // Legend, bottom-right inside the plot area (where the energy roofline plots leave room),
-  // on a translucent white box.
-  std::size_t entries = 0;
-  for (const Layer& layer : layers_) entries += layer.legend.empty() ? 0 : 1;
-  constexpr double kLegendWidth = 196;
-  constexpr double kLegendLine = 13;
-  const double lx = x1 - kLegendWidth - 4;
-  double ly = y1 - 6 - kLegendLine * static_cast<double>(entries) + kLegendLine;
-  if (entries > 0) {
+  // Legend: lines and point series, then markers, in the column right of the plot area.
+  const double lx = x1 + 10;
+  double ly = y0 + 10;
+  auto sample_line = [&](const std::string& color, const char* dash) {
     s += fmt::format(
-        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
-        "fill=\"white\" fill-opacity=\"0.85\" stroke=\"#bbb\"/>\n",
-        lx, ly - kLegendLine + 1, kLegendWidth, kLegendLine * static_cast<double>(entries) + 4);
-  }
-  const double legend_x0 = lx - 4;
+        "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"{}\" "
+        "stroke-width=\"2\"{}/>\n",
+        lx, ly - 4, lx + 18, ly - 4, color, dash);
+  };
+  auto legend_text = [&](const std::string& text) {
+    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\">{}</text>\n", lx + 24, ly,
+                     svg_escape(text));
+    ly += kLegendLine;
+  };
   for (const Layer& layer : layers_) {
     if (layer.legend.empty()) continue;
     if (layer.line) {
-      s += fmt::format(
-          "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
-          "stroke=\"{}\" stroke-width=\"2\"{}/>\n",
-          legend_x0 + 8, ly - 3, legend_x0 + 26, ly - 3, layer.color,
-          layer.dashed ? " stroke-dasharray=\"6,4\"" : "");
+      sample_line(layer.color, layer.dashed ? " stroke-dasharray=\"6,4\"" : "");
     } else {
-      s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n",
-                       legend_x0 + 17, ly - 3, layer.color);
+      s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\" fill=\"{}\"/>\n", lx + 9,
+                       ly - 4, layer.color);
     }
-    s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\">{}</text>\n", legend_x0 + 30,
-                     ly, svg_escape(layer.legend));
-    ly += kLegendLine;
+    legend_text(layer.legend);
+  }
+  for (const Marker& m : markers_) {
+    sample_line(m.color, " stroke-dasharray=\"2,3\"");
+    legend_text(m.label);
   }
   s += "</g>\n";
   return s;

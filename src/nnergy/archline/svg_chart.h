@@ -7,7 +7,8 @@
 namespace nnergy::archline {
 
 /// A small SVG line/scatter chart with logarithmic or linear axes, tick labels, axis titles
-/// (with units) and a legend. Our own code: no plotting dependency. Not thread-safe.
+/// (with units) and a legend in a column right of the plot area (`width_px` includes it). Our own
+/// code: no plotting dependency. Not thread-safe.
 class SvgChart {
  public:
   struct Axis {
@@ -24,7 +25,7 @@ class SvgChart {
   void add_line(Series xy, std::string color, std::string legend, bool dashed = false);
   /// Circles at `xy`; an empty `legend` adds no legend entry.
   void add_points(Series xy, std::string color, std::string legend);
-  /// A dotted vertical line at x, labelled at its top.
+  /// A dotted vertical line at x; `label` goes in the legend.
   void add_marker(double x, std::string color, std::string label);
 
   double width_px() const { return width_px_; }
@@ -45,6 +46,8 @@ class SvgChart {
     std::string color;
     std::string label;
   };
+  /// Right margin, px: room for the legend column when there is a legend entry or a marker.
+  double margin_right() const;
   double to_px_x(double x) const;
   double to_px_y(double y) const;
 
