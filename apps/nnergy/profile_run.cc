@@ -26,6 +26,7 @@
 #include "nnergy/measure/cuda_device_mapping.h"
 #include "nnergy/measure/nvml_library.h"
 #include "nnergy/profile/campaign.h"
+#include "nnergy/profile/steady_allocator.h"
 #include "profile_options.h"
 
 namespace nnergy::cli {
@@ -321,6 +322,8 @@ CommandResult run_profile(const ProfileOptions& o, const std::string& command_li
                                      {"clocks_mhz", c.clocks_mhz},
                                      {"shard", o.shard},
                                      {"cpu_threads", profile::cpu_threads()}};
+  // Set here as well as in run_campaign, so that the session records it.
+  settings["host_allocator"] = profile::use_steady_allocator();
   if (gpu) {
     settings["tf32"] = c.tf32;
     settings["cuda_device_order"] = std::getenv("CUDA_DEVICE_ORDER");
@@ -385,6 +388,9 @@ CommandResult run_profile(const ProfileOptions& o, const std::string& command_li
                          profile::to_string(r.mode), r.fit.r_squared, r.fit.slope_s, r.shapes);
     }
   }
+  out += fmt::format("host memory: {}\n", summary.host_allocator.empty()
+                                              ? std::string("the C library's default malloc")
+                                              : summary.host_allocator);
   if (summary.power_sources.empty()) {
     std::string why;
     for (const std::string& a : summary.power_absent) why += (why.empty() ? "" : "; ") + a;

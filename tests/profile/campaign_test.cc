@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "nnergy/core/error.h"
+#include "nnergy/profile/steady_allocator.h"
 #include "temp_dir_test.h"
 
 namespace nnergy::profile {
@@ -341,6 +342,15 @@ TEST_F(CampaignTest, NetworksAreMeasuredAfterTheirOpsAndResumed) {
   const CampaignPlan again = plan_campaign(o, &store, device);
   EXPECT_TRUE(again.pending.empty());
   EXPECT_EQ(again.counts.at(0).network_to_measure, 0);
+}
+
+TEST(SteadyAllocator, IsSetOnGlibcAndSaysWhat) {
+#if defined(__GLIBC__)
+  EXPECT_EQ(use_steady_allocator(), "glibc malloc: mmap threshold 32 MiB, heap never trimmed");
+  EXPECT_EQ(use_steady_allocator(), "glibc malloc: mmap threshold 32 MiB, heap never trimmed");
+#else
+  EXPECT_EQ(use_steady_allocator(), "");
+#endif
 }
 
 TEST(CpuDevice, IsACpuWithAName) {
