@@ -112,7 +112,7 @@ CampaignPlan plan_campaign(const CampaignOptions& options, std::vector<graph::Ne
 
 /// Estimated duration of the plan, s: measurements × (repeats + 1) × min_time_s, since the
 /// calibration probe, warm-up and setup take about one more window (the committed CPU campaign:
-/// 1452 measurements at 0.2 s × 3 repeats took 1272 s, estimated 1162 s).
+/// 1452 measurements at 0.2 s × 3 repeats took 1250 s, estimated 1162 s).
 double estimated_duration_s(const CampaignPlan& plan, const CampaignOptions& options);
 
 /// Where a campaign stands, for progress display.

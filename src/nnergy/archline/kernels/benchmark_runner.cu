@@ -5,10 +5,12 @@
 // the number N of multiply-adds, which the compiler unrolls completely, so one binary covers the
 // whole intensity sweep (the seed recompiles per intensity). One multiply-add x = x + x·t is one
 // FFMA/DFMA instruction = 2 flop (Eq. 12); the copy and roofline kernels load and store one word
-// per element (Eq. 11). The seed validates W and Q from the assembly; that should be done here
-// too, once per architecture, with `cuobjdump -sass` (count FFMA/DFMA per unrolled body, LDG/STG
-// per element). It has NOT been done: the machine this was written on has nvcc but no GPU, and
-// the kernels were only compile-checked.
+// per element (Eq. 11). The seed validates W and Q from the assembly. Here the PTX is checked by
+// a test wherever nvcc is found (tests/archline/check_kernel_ptx.py: exactly N fma and no other
+// floating-point arithmetic per element, one global load and one store), which caught an
+// initial value that the compiler turned into an extra add or fma. The SASS (`cuobjdump -sass`)
+// has not been checked: ptxas could still change the count, which should be confirmed once per
+// architecture on a machine with the full toolkit.
 //
 // Occupancy is swept by the number of resident threads (blocks of 256), never by the amount of
 // work: every kernel walks its buffers with a grid-stride loop, and the buffers (64 Mi elements,
@@ -71,14 +73,15 @@ __global__ void copy_kernel(T* __restrict__ out, const T* __restrict__ in, std::
 }
 
 // Alg. 3: N multiply-adds per element on registers, W = 2N (Eq. 12). The operands stay bounded:
-// x starts near 1 and t is ~1e-7, so x·(1 + t)^N stays within [1, 1.001] for N ≤ 1024 — no inf,
-// no denormals. The result is stored only under `secret` (never true), which keeps the loop.
+// x starts in [1024, 2047] (an integer converted, so no flop) and t is ~1e-7, so x·(1 + t)^N
+// grows by less than 0.02 % for N ≤ 1024 — no inf, no denormals. The result is stored only under
+// `secret` (never true), which keeps the loop.
 template <typename T, int N>
 __global__ void flop_kernel(T* out, std::size_t elements, T t, int secret) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < elements; i += stride) {
-    T x = static_cast<T>(1) + static_cast<T>(threadIdx.x) * static_cast<T>(1e-6);
+    T x = static_cast<T>(1024u + (threadIdx.x & 1023u));
 #pragma unroll
     for (int n = 0; n < N; ++n) x = x + x * t;
     if (secret) out[i] = x;
@@ -92,8 +95,9 @@ __global__ void roofline_kernel(T* __restrict__ out, const T* __restrict__ in,
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < elements; i += stride) {
+    // x starts at t, not at a constant: 1 + 1·t would compile to an add, not a multiply-add.
     const T t = in[i];
-    T x = static_cast<T>(1);
+    T x = t;
 #pragma unroll
     for (int n = 0; n < N; ++n) x = x + x * t;
     out[i] = x;
@@ -257,7 +261,8 @@ class Runner {
                                                             : std::string("unknown")},
                       {"energy_method", info_.has_energy_counter ? "counter" : "power-mean"},
                       {"elements_per_buffer", std::to_string(kElements)},
-                      {"sass_validated", "no (validate W and Q per element with cuobjdump -sass)"}};
+                      {"sass_validated",
+                       "no (PTX checked: N fma, 1 load + 1 store per element; SASS not checked)"}};
     sampler_->stop();
     return result;
   }
