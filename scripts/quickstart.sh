@@ -3,5 +3,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh release
+# Only the command-line tool (and the LibTorch plugin it loads), not the tests and benchmarks.
+scripts/build.sh release nnergy
 exec build/release/apps/nnergy/nnergy predict resnet50 --device a100-40gb --mode inference --batch 32
