@@ -21,6 +21,7 @@
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
+#include "nnergy/measure/cuda_device_mapping.h"
 #include "nnergy/report/run_context.h"
 #include "nnergy/report/text_table.h"
 
@@ -236,15 +237,11 @@ CommandResult run_synth(const ArchlineOptions& o, const std::string& command_lin
 CommandResult run_run(const ArchlineOptions& o, const std::string& command_line) {
   if (o.out.empty()) throw InvalidInput("--out: expected the path of the CSV to write");
   archline::BenchmarkRunOptions r;
-  std::string index = o.gpu;
-  if (index.rfind("cuda:", 0) == 0) index = index.substr(5);
-  try {
-    std::size_t used = 0;
-    r.gpu_index = std::stoi(index, &used);
-    if (used != index.size() || r.gpu_index < 0) throw std::invalid_argument(index);
-  } catch (const std::exception&) {
+  const std::optional<int> index = measure::parse_cuda_ordinal(o.gpu);
+  if (!index) {
     throw InvalidInput("--device " + o.gpu + ": expected cuda:N or N, a CUDA device ordinal");
   }
+  r.gpu_index = *index;
   r.precisions = parse_precisions(o.precisions, {Precision::kFp32});
   if (!(o.batch_time_s >= 1)) {
     throw InvalidInput(

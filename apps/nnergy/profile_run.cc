@@ -90,11 +90,7 @@ int parse_device(const std::string& device) {
   if (device == "cpu") return -1;
   if (device == "cuda") return 0;
   if (device.rfind("cuda:", 0) == 0) {
-    const std::string digits = device.substr(5);
-    if (!digits.empty() && digits.size() <= 4 &&
-        std::all_of(digits.begin(), digits.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
-      return std::stoi(digits);
-    }
+    if (const std::optional<int> index = measure::parse_cuda_ordinal(device)) return *index;
   }
   throw InvalidInput(fmt::format("--device '{}': expected cpu or cuda:N", device));
 }
@@ -303,6 +299,8 @@ CommandResult run_profile(const ProfileOptions& o, const std::string& command_li
   }
   if (o.db.empty()) throw InvalidInput("--db: required unless --dry-run (the SQLite dataset)");
   if (gpu) check_gpu_ready(*gpu, c);
+  // Process-wide, like the thread count, and before the first tensor is allocated.
+  const std::string host_allocator = profile::use_steady_allocator();
 
   // Imported before the database is opened, so that a bad model leaves no file behind.
   std::vector<graph::Network> networks = profile::import_networks(c);
@@ -322,8 +320,7 @@ CommandResult run_profile(const ProfileOptions& o, const std::string& command_li
                                      {"clocks_mhz", c.clocks_mhz},
                                      {"shard", o.shard},
                                      {"cpu_threads", profile::cpu_threads()}};
-  // Set here as well as in run_campaign, so that the session records it.
-  settings["host_allocator"] = profile::use_steady_allocator();
+  settings["host_allocator"] = host_allocator;
   if (gpu) {
     settings["tf32"] = c.tf32;
     settings["cuda_device_order"] = std::getenv("CUDA_DEVICE_ORDER");
@@ -388,9 +385,9 @@ CommandResult run_profile(const ProfileOptions& o, const std::string& command_li
                          profile::to_string(r.mode), r.fit.r_squared, r.fit.slope_s, r.shapes);
     }
   }
-  out += fmt::format("host memory: {}\n", summary.host_allocator.empty()
+  out += fmt::format("host memory: {}\n", host_allocator.empty()
                                               ? std::string("the C library's default malloc")
-                                              : summary.host_allocator);
+                                              : host_allocator);
   if (summary.power_sources.empty()) {
     std::string why;
     for (const std::string& a : summary.power_absent) why += (why.empty() ? "" : "; ") + a;

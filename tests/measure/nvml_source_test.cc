@@ -421,6 +421,15 @@ TEST(CudaDeviceMapping, FollowsCudaVisibleDevices) {
   }
 }
 
+TEST(CudaDeviceMapping, ParsesTheOrdinalOfADeviceFlag) {
+  EXPECT_EQ(parse_cuda_ordinal("cuda:0"), 0);
+  EXPECT_EQ(parse_cuda_ordinal("cuda:12"), 12);
+  EXPECT_EQ(parse_cuda_ordinal("3"), 3);
+  for (const char* bad : {"", "cuda", "cuda:", "cuda:-1", "cuda:x", "gpu:0", "+1", "12345"}) {
+    EXPECT_EQ(parse_cuda_ordinal(bad), std::nullopt) << bad;
+  }
+}
+
 TEST(CudaDeviceMapping, PciBusOrderKeepsAUsersSetting) {
   {
     const ScopedEnv order("CUDA_DEVICE_ORDER", std::nullopt);

@@ -12,7 +12,7 @@
 namespace nnergy::measure {
 namespace {
 
-bool all_digits(const std::string& text) {
+bool all_digits(std::string_view text) {
   return !text.empty() && text.size() <= 4 &&
          std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
@@ -32,6 +32,12 @@ std::vector<std::string> visible_entries(const std::string& text) {
 
 }  // namespace
 
+std::optional<int> parse_cuda_ordinal(std::string_view text) {
+  if (text.rfind("cuda:", 0) == 0) text.remove_prefix(5);
+  if (!all_digits(text)) return std::nullopt;
+  return std::stoi(std::string(text));
+}
+
 void use_pci_bus_order_for_cuda() { setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0); }
 
 unsigned int nvml_index_of_cuda_device(const NvmlLibrary& nvml, int cuda_device,
@@ -44,7 +50,9 @@ unsigned int nvml_index_of_cuda_device(const NvmlLibrary& nvml, int cuda_device,
                                    flag, cuda_device, visible, entries.size()));
   }
   const std::string& entry = entries[static_cast<std::size_t>(cuda_device)];
-  if (all_digits(entry)) return static_cast<unsigned int>(std::stoi(entry));
+  if (const std::optional<int> index = parse_cuda_ordinal(entry)) {
+    return static_cast<unsigned int>(*index);
+  }
   if (entry.rfind("GPU-", 0) == 0) {
     for (unsigned int i = 0; i < nvml.device_count(); ++i) {
       if (nvml.uuid(nvml.gpu(i)).rfind(entry, 0) == 0) return i;

@@ -1,6 +1,8 @@
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "nnergy/measure/nvml_library.h"
 
@@ -9,6 +11,10 @@
 /// PCI bus order, and CUDA_VISIBLE_DEVICES (set by cluster schedulers) renumbers CUDA's devices
 /// but not NVML's.
 namespace nnergy::measure {
+
+/// The ordinal N of a CUDA device written "cuda:N" or "N" (N: 1 to 4 decimal digits), as the
+/// `--device` flags take it; std::nullopt for anything else, which the caller reports.
+std::optional<int> parse_cuda_ordinal(std::string_view text);
 
 /// Sets CUDA_DEVICE_ORDER=PCI_BUS_ID unless the environment already has a value, so that CUDA
 /// numbers devices as NVML does. Must run before the process initialises CUDA. Not thread-safe

@@ -19,7 +19,6 @@
 #include "nnergy/measure/power_source.h"
 #include "nnergy/measure/sampler.h"
 #include "nnergy/profile/op_timer.h"
-#include "nnergy/profile/steady_allocator.h"
 
 namespace nnergy::profile {
 
@@ -277,7 +276,6 @@ CampaignSummary run_campaign(const CampaignPlan& plan, const CampaignOptions& op
   const double start_s = steady_now_s();
   CampaignSummary summary;
   summary.skipped = plan.skipped;
-  summary.host_allocator = use_steady_allocator();
 
   // The power of the device the runners use: the CPU's own energy counter, or the GPU's through
   // NVML (a GPU's power says nothing about CPU runners, nor the CPU's about GPU runners).

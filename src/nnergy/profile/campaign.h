@@ -149,8 +149,6 @@ struct CampaignSummary {
   /// One per op kind measured (when CampaignOptions::check_proportionality); its time is
   /// overhead, not measured op time.
   std::vector<ProportionalityReport> proportionality;
-  /// What use_steady_allocator set; empty when it could not (not glibc).
-  std::string host_allocator;
   std::vector<std::string> power_sources;  ///< names of the sources measured; empty: none
   std::vector<std::string> power_absent;   ///< "source: reason" for each source not present
 };
@@ -160,9 +158,9 @@ struct CampaignSummary {
 /// measure::ClockLock), so that clocks are reset however the campaign ends.
 using ClockSetter = std::function<void(std::int64_t clock_mhz)>;
 
-/// Runs `plan` into `store` under session `session_id`. First it makes the host allocator steady
-/// (use_steady_allocator, process-wide), so that every op and network runs with memory recycled
-/// as in a long-running process. Then, for each planned key, it builds the runner,
+/// Runs `plan` into `store` under session `session_id`. Call use_steady_allocator
+/// (steady_allocator.h) once before, as `nnergy profile` does, so that every op and network runs
+/// with memory recycled as in a long-running process. For each planned key, it builds the runner,
 /// times it (time_op) inside a measure::Meter window over `power_sources` when there are any, and
 /// writes an ok row, or an error row with the message when building or running throws (the
 /// campaign goes on). `stop` is read between steps: once set, the measurement in flight is not
