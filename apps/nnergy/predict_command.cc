@@ -31,7 +31,7 @@ struct PredictOptions {
   std::string predictor = "analytical";
   std::string devices_file;
   std::string mode = "inference";
-  std::int64_t batch = 1;
+  std::optional<std::int64_t> batch;
   std::vector<std::string> dims;
   std::optional<double> clock_mhz;
   bool sweep = false;
@@ -90,8 +90,8 @@ std::vector<double> sweep_clocks_for(const device::DeviceSpec& device, std::opti
 }
 
 std::string run_predict(const PredictOptions& o, const std::string& command_line) {
-  if (o.batch <= 0)
-    throw InvalidInput(fmt::format("--batch {}: expected a positive integer", o.batch));
+  if (o.batch && *o.batch <= 0)
+    throw InvalidInput(fmt::format("--batch {}: expected a positive integer", *o.batch));
   if (o.json && o.csv) throw InvalidInput("--json and --csv: choose one output format");
   if (o.error.has_value() != o.alpha.has_value()) {
     throw InvalidInput("--error and --alpha: give both for the energy-precision ratio, or neither");
@@ -119,7 +119,6 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
 
   network::PredictionSettings settings;
   settings.mode = predict::parse_mode(o.mode, "--mode");
-  settings.batch = o.batch;
   settings.point.precision = device::parse_precision(o.precision, "--precision");
   if (!device.peak(settings.point.precision)) {
     std::vector<std::string> have;
@@ -138,6 +137,7 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
   bindings.named = parse_dims(o.dims);
   graph::Network net = graph::import_onnx(graph::resolve_model(o.model, data_dir), bindings);
   net.cast_floating_tensors(predict::storage_type(settings.point.precision));
+  settings.batch = net.batch;  // the batch actually computed (re-bound or taken from the file)
 
   const network::CostedNetwork costed(net);
   const predict::AnalyticalPredictor analytical(device);
@@ -152,6 +152,7 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
     report.sources = report::FigureSources{learned->time_source(), learned->power_source()};
     report.caveats = learned->caveats(net, clocks);
   }
+  report.caveats.insert(report.caveats.begin(), net.import_notes.begin(), net.import_notes.end());
   const predict::OpPredictor& predictor =
       learned ? static_cast<const predict::OpPredictor&>(*learned) : analytical;
   report.network = &net;
@@ -206,8 +207,9 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
   cmd->add_option("--devices-file", options->devices_file,
                   "extra device catalog (JSON) whose devices replace or add to the built-in ones");
   cmd->add_option("--mode", options->mode, "inference or training")->capture_default_str();
-  cmd->add_option("--batch", options->batch, "samples per iteration (binds the batch dimension)")
-      ->capture_default_str();
+  cmd->add_option("--batch", options->batch,
+                  "samples per iteration (binds the batch dimension; re-binds a batch fixed in "
+                  "the file); default: the file's fixed batch, else 1");
   cmd->add_option("--dim", options->dims,
                   "bind another symbolic dimension: NAME=VALUE (repeatable)");
   cmd->add_option("--clock-mhz", options->clock_mhz, "core clock in MHz (default: boost clock)");

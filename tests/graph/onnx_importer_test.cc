@@ -138,27 +138,157 @@ TEST(OnnxImporter, UninferableShapeNamesTheTensor) {
               HasSubstr("'r' (output of node '/view/Reshape', op Reshape) could not be inferred"));
 }
 
-TEST(OnnxImporter, ShapeArithmeticIsMarked) {
+onnx::AttributeProto int_attribute(const std::string& name, std::int64_t value) {
+  onnx::AttributeProto a;
+  a.set_name(name);
+  a.set_type(onnx::AttributeProto_AttributeType_INT);
+  a.set_i(value);
+  return a;
+}
+
+const Node& only_node(const Network& net, const std::string& op_type) {
+  const Node* found = nullptr;
+  for (const Node& n : net.nodes()) {
+    if (n.op_type == op_type) {
+      EXPECT_EQ(found, nullptr) << "more than one " << op_type;
+      found = &n;
+    }
+  }
+  EXPECT_NE(found, nullptr) << "no " << op_type;
+  return *found;
+}
+
+TEST(OnnxImporter, ShapeArithmeticIsFoldedIntoConstants) {
   OnnxBuilder b;
   b.input("x", {std::string("batch"), 4, 6}).output("y");
   b.node("Shape", {"x"}, {"s"}, "/Shape");
   b.int64_initializer("idx", {0});
   b.int64_initializer("rest", {-1});
   b.node("Gather", {"s", "idx"}, {"n"}, "/Gather");
-  b.node("Concat", {"n", "rest"}, {"target"}, "/Concat").add_attribute()->CopyFrom([] {
-    onnx::AttributeProto a;
-    a.set_name("axis");
-    a.set_type(onnx::AttributeProto_AttributeType_INT);
-    a.set_i(0);
-    return a;
-  }());
+  *b.node("Concat", {"n", "rest"}, {"target"}, "/Concat").add_attribute() =
+      int_attribute("axis", 0);
   b.node("Reshape", {"x", "target"}, {"y"}, "/Reshape");
   DimBindings bindings;
   bindings.batch = 5;
   const Network net = import_onnx_bytes(b.bytes(), "flat.onnx", bindings);
-  EXPECT_TRUE(net.tensor(net.nodes()[2].outputs[0]).shape_valued);
-  EXPECT_FALSE(net.tensor(net.nodes()[3].outputs[0]).shape_valued);
-  EXPECT_EQ(net.tensor(net.nodes()[3].outputs[0]).shape, (Shape{5, 24}));
+  // Shape → Gather → Concat became one Constant (the unused intermediate constants are dropped).
+  ASSERT_EQ(net.nodes().size(), 2U);
+  EXPECT_EQ(net.nodes()[0].op_type, "Constant");
+  EXPECT_TRUE(net.tensor(net.nodes()[0].outputs[0]).shape_valued);
+  const Node& reshape = only_node(net, "Reshape");
+  EXPECT_FALSE(net.tensor(reshape.outputs[0]).shape_valued);
+  EXPECT_EQ(net.tensor(reshape.outputs[0]).shape, (Shape{5, 24}));
+  EXPECT_EQ(net.batch, 5);
+}
+
+TEST(OnnxImporter, FoldsShapeArithmeticThatShapeInferenceCannotFollow) {
+  // As exporters write a head split: n = Shape(x)[0]; heads = Div(Cast(Shape(x)[2]), 2) through
+  // a float Cast and Floor, and a Range-built index, all of which ONNX inference does not follow.
+  OnnxBuilder b;
+  b.input("x", {std::string("batch"), 3, 8}).output("y");
+  b.node("Shape", {"x"}, {"s"}, "/Shape");
+  b.int64_initializer("i0", {0});
+  b.int64_initializer("i2", {2});
+  b.node("Gather", {"s", "i0"}, {"n"}, "/Gather0");
+  b.node("Gather", {"s", "i2"}, {"c"}, "/Gather2");
+  *b.node("Cast", {"c"}, {"cf"}, "/Cast").add_attribute() =
+      int_attribute("to", onnx::TensorProto_DataType_FLOAT);
+  b.int64_initializer("two_i", {2});
+  *b.node("Cast", {"two_i"}, {"two_f"}, "/Cast2").add_attribute() =
+      int_attribute("to", onnx::TensorProto_DataType_FLOAT);
+  b.node("Div", {"cf", "two_f"}, {"half_f"}, "/Div");
+  b.node("Floor", {"half_f"}, {"half_floor"}, "/Floor");
+  *b.node("Cast", {"half_floor"}, {"half"}, "/Cast3").add_attribute() =
+      int_attribute("to", onnx::TensorProto_DataType_INT64);
+  b.int64_initializer("start", {0});
+  b.int64_initializer("delta", {1});
+  b.node("Squeeze", {"n"}, {"n_scalar"}, "/Squeeze");
+  b.node("Range", {"start", "n_scalar", "delta"}, {"r"}, "/Range");
+  b.node("Shape", {"r"}, {"rs"}, "/Shape2");
+  b.int64_initializer("three", {3});
+  *b.node("Concat", {"rs", "three", "half", "two_i"}, {"target"}, "/Concat").add_attribute() =
+      int_attribute("axis", 0);
+  b.node("Reshape", {"x", "target"}, {"y"}, "/Reshape");
+  DimBindings bindings;
+  bindings.batch = 7;
+  const Network net = import_onnx_bytes(b.bytes(), "heads.onnx", bindings);
+  EXPECT_EQ(net.tensor(only_node(net, "Reshape").outputs[0]).shape, (Shape{7, 3, 4, 2}));
+}
+
+// A batch-1 static export of x.view(x.size(0), -1) followed by a Linear: the exporter wrote the
+// batch into the Reshape target as the literal [1, -1].
+OnnxBuilder static_flatten_linear() {
+  OnnxBuilder b;
+  b.input("input", {1, 4, 2, 2}).output("output");
+  b.initializer("w", {16, 10});
+  b.int64_initializer("target", {1, -1});
+  b.node("Relu", {"input"}, {"r"}, "/relu/Relu");
+  b.node("Reshape", {"r", "target"}, {"flat"}, "/Reshape");
+  b.node("MatMul", {"flat", "w"}, {"output"}, "/fc/MatMul");
+  return b;
+}
+
+TEST(OnnxImporter, FixedBatchIsReboundAndReshapeTargetsFollowIt) {
+  DimBindings bindings;
+  bindings.batch = 12;
+  const Network net = import_onnx_bytes(static_flatten_linear().bytes(), "static.onnx", bindings);
+  EXPECT_EQ(net.batch, 12);
+  EXPECT_EQ(net.tensor(net.data_inputs().at(0)).shape, (Shape{12, 4, 2, 2}));
+  EXPECT_EQ(net.tensor(only_node(net, "MatMul").outputs[0]).shape, (Shape{12, 10}));
+  ASSERT_EQ(net.import_notes.size(), 1U);
+  EXPECT_THAT(net.import_notes[0], HasSubstr("fixes the batch at 1"));
+  EXPECT_THAT(net.import_notes[0], HasSubstr("1 Reshape/Expand target that hard-coded"));
+}
+
+TEST(OnnxImporter, FixedBatchIsKeptWhenNoBatchIsAsked) {
+  const Network net =
+      import_onnx_bytes(static_flatten_linear().bytes(), "static.onnx", DimBindings{});
+  EXPECT_EQ(net.batch, 1);
+  EXPECT_TRUE(net.import_notes.empty());
+  EXPECT_EQ(net.tensor(only_node(net, "MatMul").outputs[0]).shape, (Shape{1, 10}));
+}
+
+TEST(OnnxImporter, FixedBatchThatCannotBeReboundIsRefusedWithTheExportFix) {
+  // A target that folds the batch into another axis ([1*4*2, 2]): at batch 3 it no longer
+  // matches the element count, and nothing says which entry held the batch.
+  OnnxBuilder b;
+  b.input("input", {1, 4, 2, 2}).output("output");
+  b.int64_initializer("target", {8, 2});
+  b.node("Reshape", {"input", "target"}, {"output"}, "/Reshape");
+  DimBindings bindings;
+  bindings.batch = 3;
+  const std::string message =
+      message_of([&] { import_onnx_bytes(b.bytes(), "dir/static.onnx", bindings); });
+  EXPECT_THAT(message, HasSubstr("dir/static.onnx: input 'input' has a fixed batch of 1"));
+  EXPECT_THAT(message, HasSubstr("--batch 3 cannot be applied soundly"));
+  EXPECT_THAT(message,
+              HasSubstr("torch.onnx.export(model, x, \"static.onnx\", input_names=[\"input\"], "
+                        "output_names=[\"output\"], dynamic_axes={\"input\": {0: \"batch\"}, "
+                        "\"output\": {0: \"batch\"}})"));
+  EXPECT_THAT(message, HasSubstr("or predict with --batch 1"));
+}
+
+TEST(OnnxImporter, FixedBatchWhoseOutputWouldNotScaleIsRefused) {
+  // The target [4, 4] is consistent at batch 1 and at batch 4 alike, but at batch 4 the output
+  // would not grow with the batch: a silently wrong answer, so it is refused.
+  OnnxBuilder b;
+  b.input("input", {1, 16}).output("output");
+  b.int64_initializer("target", {-1, 4});
+  b.int64_initializer("sum_axes", {0});
+  b.node("Reshape", {"input", "target"}, {"r"}, "/Reshape");
+  b.node("ReduceSum", {"r", "sum_axes"}, {"output"}, "/Sum");
+  DimBindings bindings;
+  bindings.batch = 4;
+  EXPECT_THAT(message_of([&] { import_onnx_bytes(b.bytes(), "sum.onnx", bindings); }),
+              HasSubstr("output 'output' would be [1, 4] instead of scaling with the batch"));
+}
+
+TEST(OnnxImporter, DimNamingTheBatchSetsTheBatchComputed) {
+  DimBindings bindings;
+  bindings.named["batch"] = 4;
+  const Network net = import_onnx_bytes(mlp().bytes(), "mlp.onnx", bindings);
+  EXPECT_EQ(net.batch, 4);
+  EXPECT_EQ(net.tensor(net.data_inputs().at(0)).shape.at(0), 4);
 }
 
 }  // namespace

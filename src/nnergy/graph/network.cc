@@ -97,7 +97,9 @@ void Network::propagate_tensor_flags() {
     for (std::size_t out : node.outputs) {
       TensorInfo& t = tensors_[out];
       t.requires_grad = any_grad && is_floating(t.dtype) && !is_non_differentiable(node.op_type);
-      t.shape_valued = shape_op || (all_shape && !is_floating(t.dtype));
+      // A Constant (no inputs) keeps the role rule: integer constants are shape arithmetic.
+      const bool constant_root = node.inputs.empty() && t.role == TensorRole::kConstant;
+      t.shape_valued = !is_floating(t.dtype) && (shape_op || all_shape || constant_root);
     }
   }
 }

@@ -16,6 +16,9 @@ class Network {
   std::string name;         ///< short name, e.g. "resnet50"
   std::string source;       ///< where it came from, e.g. the ONNX file path
   std::string description;  ///< one line, from the file's metadata when present
+  std::int64_t batch = 1;   ///< the batch the shapes were computed for (samples per iteration)
+  /// What the importer did that a user should know (e.g. a fixed batch re-bound), one line each.
+  std::vector<std::string> import_notes;
 
   /// Adds a tensor and returns its index.
   std::size_t add_tensor(TensorInfo tensor);

@@ -1,8 +1,6 @@
 #include "nnergy/graph/onnx_importer.h"
 
-#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <fstream>
 #include <set>
@@ -10,7 +8,10 @@
 #include <unordered_map>
 
 #include "nnergy/core/error.h"
+#include "nnergy/graph/batch_binding.h"
+#include "nnergy/graph/constant_tensor.h"
 #include "nnergy/graph/module_path.h"
+#include "nnergy/graph/shape_folding.h"
 
 namespace nnergy::graph {
 
@@ -90,64 +91,6 @@ std::set<std::string> find_data_inputs(const onnx::ModelProto& model,
   return data;
 }
 
-// Replaces the symbolic dimensions of inputs and outputs by values; the batch rule binds the
-// leading symbolic dimension of each data input.
-void bind_dimensions(onnx::ModelProto& model, const std::string& source,
-                     const std::set<std::string>& data_inputs, const DimBindings& bindings) {
-  onnx::GraphProto* graph = model.mutable_graph();
-  std::map<std::string, std::int64_t> resolved = bindings.named;
-  std::set<std::string> seen;
-  for (const auto& input : graph->input()) {
-    if (data_inputs.count(input.name()) == 0 || !input.type().has_tensor_type()) continue;
-    const auto& dims = input.type().tensor_type().shape().dim();
-    if (dims.size() > 0 && dims[0].has_dim_param() && !dims[0].dim_param().empty()) {
-      resolved.emplace(dims[0].dim_param(), bindings.batch);
-    }
-  }
-  auto bind = [&](onnx::ValueInfoProto* value) {
-    if (!value->type().has_tensor_type()) return;
-    auto* shape = value->mutable_type()->mutable_tensor_type()->mutable_shape();
-    for (auto& dim : *shape->mutable_dim()) {
-      if (dim.has_dim_value()) continue;
-      const std::string name = dim.dim_param();
-      seen.insert(name);
-      auto it = resolved.find(name);
-      if (it == resolved.end()) {
-        throw InvalidInput(source + ": symbolic dimension '" + name + "' of '" + value->name() +
-                           "' is not bound; pass --dim " + (name.empty() ? "NAME" : name) +
-                           "=VALUE");
-      }
-      dim.set_dim_value(it->second);
-    }
-  };
-  for (auto& input : *graph->mutable_input()) bind(&input);
-  for (auto& output : *graph->mutable_output()) {
-    // Outputs may use expressions ("batch*128") that only inference can resolve: clear them.
-    if (!output.type().has_tensor_type() || !output.type().tensor_type().has_shape()) continue;
-    for (auto& dim :
-         *output.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
-      if (!dim.has_dim_value()) {
-        auto it = resolved.find(dim.dim_param());
-        if (it != resolved.end()) {
-          dim.set_dim_value(it->second);
-        } else {
-          dim.clear_dim_param();
-        }
-      }
-    }
-  }
-  for (const auto& [name, value] : bindings.named) {
-    if (seen.count(name) == 0) {
-      const std::vector<std::string> known(seen.begin(), seen.end());
-      throw InvalidInput("--dim " + name + "=" + std::to_string(value) + ": " + source +
-                         " has no symbolic dimension '" + name + "' (it has: " +
-                         (known.empty() ? std::string("none") : join_with_commas(known)) + ")");
-    }
-  }
-  // Stale intermediate shapes may hold symbolic dimensions that would conflict with inference.
-  graph->clear_value_info();
-}
-
 AttributeValue to_attribute_value(const onnx::AttributeProto& attribute, bool* supported) {
   *supported = true;
   switch (attribute.type()) {
@@ -194,6 +137,41 @@ std::string stem_of(const std::string& source) {
   return std::filesystem::path(source).stem().string();
 }
 
+// Why the output of node `node_name` has no static shape: the closest node that one of its
+// shape operands depends on whose value nnergy cannot compute before the network runs.
+std::string explain_unknown_shape(const onnx::ModelProto& model, const std::string& node_name) {
+  const auto& graph = model.graph();
+  std::unordered_map<std::string, int> producer;
+  int target = -1;
+  for (int i = 0; i < graph.node_size(); ++i) {
+    for (const auto& out : graph.node(i).output()) producer[out] = i;
+    if (!node_name.empty() && graph.node(i).name() == node_name) target = i;
+  }
+  if (target < 0) return "";
+  const onnx::NodeProto& node = graph.node(target);
+  std::vector<int> stack;
+  std::set<int> visited;
+  for (int k = 1; k < node.input_size(); ++k) {
+    if (auto it = producer.find(node.input(k)); it != producer.end()) stack.push_back(it->second);
+  }
+  while (!stack.empty()) {
+    const int i = stack.back();
+    stack.pop_back();
+    if (!visited.insert(i).second) continue;
+    const onnx::NodeProto& p = graph.node(i);
+    if (p.op_type() == "Constant") continue;
+    if (!is_evaluable_op(p.op_type())) {
+      return "; its shape operands depend on node '" + p.name() + "' (op " + p.op_type() +
+             "), whose value nnergy cannot compute before the network runs";
+    }
+    for (const auto& in : p.input()) {
+      if (auto it = producer.find(in); it != producer.end()) stack.push_back(it->second);
+    }
+  }
+  return "; ONNX shape inference (onnx 1.12) has no rule that gives it for op " + node.op_type() +
+         " at opset " + std::to_string(default_opset(model));
+}
+
 }  // namespace
 
 Network import_onnx(const std::filesystem::path& path, const DimBindings& bindings) {
@@ -215,8 +193,8 @@ Network import_onnx(const std::filesystem::path& path, const DimBindings& bindin
 
 Network import_onnx_bytes(const std::string& bytes, const std::string& source,
                           const DimBindings& bindings) {
-  if (bindings.batch <= 0) {
-    throw InvalidInput("--batch " + std::to_string(bindings.batch) +
+  if (bindings.batch && *bindings.batch <= 0) {
+    throw InvalidInput("--batch " + std::to_string(*bindings.batch) +
                        ": expected a positive integer");
   }
   for (const auto& [name, value] : bindings.named) {
@@ -225,30 +203,22 @@ Network import_onnx_bytes(const std::string& bytes, const std::string& source,
                          ": expected a positive integer");
     }
   }
-  onnx::ModelProto model;
-  if (bytes.empty() || !model.ParseFromString(bytes)) {
+  onnx::ModelProto parsed;
+  if (bytes.empty() || !parsed.ParseFromString(bytes)) {
     throw InvalidInput(source + ": not a readable ONNX model (protobuf parse failed on " +
                        std::to_string(bytes.size()) + " bytes; truncated or not ONNX?)");
   }
-  if (!model.has_graph() || model.graph().node_size() == 0) {
+  if (!parsed.has_graph() || parsed.graph().node_size() == 0) {
     throw InvalidInput(source + ": ONNX model has no graph nodes (truncated or not ONNX?)");
   }
 
   std::set<std::string> initializer_names;
-  for (const auto& init : model.graph().initializer()) initializer_names.insert(init.name());
-  const std::set<std::string> data_inputs = find_data_inputs(model, initializer_names);
-  const auto original_inputs = model.graph().input();  // keeps the symbolic dimension names
-  bind_dimensions(model, source, data_inputs, bindings);
-
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/1,
-                                        /*data_prop=*/true);
-    onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception& e) {
-    std::string what = e.what();
-    if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-    throw InvalidInput(source + ": ONNX shape inference failed: " + what);
-  }
+  for (const auto& init : parsed.graph().initializer()) initializer_names.insert(init.name());
+  const std::set<std::string> data_inputs = find_data_inputs(parsed, initializer_names);
+  const auto original_inputs = parsed.graph().input();  // keeps the symbolic dimension names
+  PreparedModel prepared = prepare_model(parsed, source, data_inputs, bindings);
+  remove_unused_constants(prepared.model);
+  const onnx::ModelProto& model = prepared.model;
 
   const onnx::GraphProto& graph = model.graph();
   std::unordered_map<std::string, ValueShape> shapes;
@@ -270,6 +240,8 @@ Network import_onnx_bytes(const std::string& bytes, const std::string& source,
   network.source = source;
   network.name = stem_of(source);
   network.description = metadata(model, "nnergy.description");
+  network.batch = prepared.batch;
+  network.import_notes = prepared.notes;
   std::unordered_map<std::string, std::size_t> index_of;
 
   auto add_tensor = [&](const std::string& name, TensorRole role, const std::string& producer,
@@ -280,8 +252,8 @@ Network import_onnx_bytes(const std::string& bytes, const std::string& source,
                                           : "tensor '" + name + "' (output of node '" + producer +
                                                 "', op " + op_type + ")";
       throw InvalidInput(source + ": the shape of " + what +
-                         " could not be inferred; export with static shapes or bind its "
-                         "symbolic dimensions with --dim NAME=VALUE");
+                         " could not be inferred although every input dimension is bound" +
+                         explain_unknown_shape(model, producer));
     }
     TensorInfo tensor;
     tensor.name = name;

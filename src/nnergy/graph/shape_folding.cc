@@ -1,0 +1,149 @@
+#include "nnergy/graph/shape_folding.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <set>
+#include <unordered_map>
+
+#include "nnergy/graph/constant_tensor.h"
+
+namespace nnergy::graph {
+
+namespace {
+
+// Enough for the deepest chains seen in exports (each round resolves at least one Reshape or
+// Expand whose output shape feeds a later Shape node).
+constexpr int kMaxFoldingRounds = 400;
+
+bool is_floating_type(std::int32_t t) {
+  return t == onnx::TensorProto_DataType_FLOAT || t == onnx::TensorProto_DataType_DOUBLE ||
+         t == onnx::TensorProto_DataType_FLOAT16 || t == onnx::TensorProto_DataType_BFLOAT16;
+}
+
+void add_shapes(const onnx::ValueInfoProto& value, StaticShapes& shapes) {
+  if (!value.type().has_tensor_type() || !value.type().tensor_type().has_shape()) return;
+  std::vector<std::int64_t> dims;
+  for (const auto& d : value.type().tensor_type().shape().dim()) {
+    if (!d.has_dim_value() || d.dim_value() < 0) return;
+    dims.push_back(d.dim_value());
+  }
+  shapes[value.name()] = std::move(dims);
+}
+
+onnx::NodeProto constant_node(const onnx::NodeProto& original, const ConstantTensor& value) {
+  onnx::NodeProto node;
+  node.set_name(original.name());
+  node.set_op_type("Constant");
+  node.add_output(original.output(0));
+  auto* attr = node.add_attribute();
+  attr->set_name("value");
+  attr->set_type(onnx::AttributeProto_AttributeType_TENSOR);
+  *attr->mutable_t() = to_tensor_proto(value, original.output(0));
+  return node;
+}
+
+}  // namespace
+
+int default_opset(const onnx::ModelProto& model) {
+  for (const auto& op : model.opset_import()) {
+    if (op.domain().empty() || op.domain() == "ai.onnx") return static_cast<int>(op.version());
+  }
+  return 1;
+}
+
+void infer_shapes(onnx::ModelProto& model, bool strict) {
+  model.mutable_graph()->clear_value_info();
+  onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/strict ? 1 : 0,
+                                      /*data_prop=*/true);
+  onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
+}
+
+StaticShapes static_shapes(const onnx::ModelProto& model) {
+  StaticShapes shapes;
+  const auto& graph = model.graph();
+  for (const auto& v : graph.input()) add_shapes(v, shapes);
+  for (const auto& v : graph.value_info()) add_shapes(v, shapes);
+  for (const auto& v : graph.output()) add_shapes(v, shapes);
+  for (const auto& init : graph.initializer()) {
+    shapes[init.name()] = std::vector<std::int64_t>(init.dims().begin(), init.dims().end());
+  }
+  return shapes;
+}
+
+FoldingReport fold_shape_computations(onnx::ModelProto& model) {
+  FoldingReport report;
+  const int opset = default_opset(model);
+  auto* graph = model.mutable_graph();
+
+  // Values known before the network runs. Floating initializers are parameters (their value
+  // is the model's, not the shape's) except scalars such as exported scale factors.
+  std::unordered_map<std::string, ConstantTensor> values;
+  for (const auto& init : graph->initializer()) {
+    if (is_floating_type(init.data_type())) {
+      std::int64_t n = 1;
+      for (std::int64_t d : init.dims()) n *= d;
+      if (n > 1) continue;
+    }
+    if (auto v = read_constant(init)) values.emplace(init.name(), std::move(*v));
+  }
+  std::vector<bool> done(static_cast<std::size_t>(graph->node_size()), false);
+
+  for (int round = 0; round < kMaxFoldingRounds; ++round) {
+    try {
+      infer_shapes(model, /*strict=*/false);
+    } catch (const std::exception&) {
+      // Non-strict inference still throws on malformed models; the strict pass that follows
+      // folding reports the problem with its node.
+    }
+    ++report.rounds;
+    const StaticShapes shapes = static_shapes(model);
+    bool changed = false;
+    for (int i = 0; i < graph->node_size(); ++i) {
+      if (done[static_cast<std::size_t>(i)]) continue;
+      const onnx::NodeProto& node = graph->node(i);
+      if (node.output_size() != 1 || !is_evaluable_op(node.op_type())) continue;
+      EvaluationInputs inputs;
+      inputs.value = [&](std::size_t k) -> std::optional<ConstantTensor> {
+        auto it = values.find(node.input(static_cast<int>(k)));
+        if (it == values.end()) return std::nullopt;
+        return it->second;
+      };
+      inputs.shape = [&](std::size_t k) -> std::optional<std::vector<std::int64_t>> {
+        if (static_cast<int>(k) >= node.input_size()) return std::nullopt;
+        auto it = shapes.find(node.input(static_cast<int>(k)));
+        if (it == shapes.end()) return std::nullopt;
+        return it->second;
+      };
+      std::optional<ConstantTensor> value = evaluate_node(node, opset, inputs);
+      if (!value) continue;
+      done[static_cast<std::size_t>(i)] = true;
+      if (node.op_type() != "Constant") {
+        *graph->mutable_node(i) = constant_node(node, *value);
+        ++report.folded_nodes;
+        changed = true;
+      }
+      values[node.output(0)] = std::move(*value);
+    }
+    if (!changed) break;
+  }
+  return report;
+}
+
+void remove_unused_constants(onnx::ModelProto& model) {
+  auto* graph = model.mutable_graph();
+  std::set<std::string> read;
+  for (const auto& node : graph->node()) {
+    for (const auto& in : node.input()) read.insert(in);
+  }
+  for (const auto& out : graph->output()) read.insert(out.name());
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> kept;
+  for (auto& node : *graph->mutable_node()) {
+    if (node.op_type() == "Constant" && node.output_size() == 1 && read.count(node.output(0)) == 0)
+      continue;
+    *kept.Add() = std::move(node);
+  }
+  graph->mutable_node()->Swap(&kept);
+}
+
+}  // namespace nnergy::graph
