@@ -280,6 +280,9 @@ const std::map<std::string, CostFunction, std::less<>>& catalog() {
         {"Cast", {0, 0}},
     };
     for (const auto& [op, flops] : kElementwise) m[op] = elementwise(flops.first, flops.second);
+    // SiLU as one kernel, x·sigmoid(x) (what op_fusion writes for Sigmoid → Mul); backward
+    // dx = dy·s·(1 + x·(1 − s)).
+    m["Swish"] = elementwise(5, 8);
     for (const char* op : {"Concat", "Transpose", "Pad", "Expand", "Tile", "Resize", "Upsample",
                            "DepthToSpace", "SpaceToDepth", "ScatterND", "ScatterElements",
                            "ConstantOfShape", "Range", "Trilu", "CumSum"}) {
