@@ -36,6 +36,13 @@ class OnnxBuilder {
     v->mutable_type()->mutable_tensor_type()->set_elem_type(type);
     return *this;
   }
+  /// Adds a graph output with a declared shape (for operators whose output dimensions the
+  /// installed ONNX shape inference leaves unknown).
+  OnnxBuilder& shaped_output(const std::string& name, const std::vector<Dim>& dims,
+                             int type = onnx::TensorProto_DataType_FLOAT) {
+    fill(model_.mutable_graph()->add_output(), name, dims, type);
+    return *this;
+  }
   /// Adds a float initializer of `dims` (no data: only shapes matter here).
   OnnxBuilder& initializer(const std::string& name, const std::vector<std::int64_t>& dims,
                            int type = onnx::TensorProto_DataType_FLOAT) {
@@ -89,6 +96,12 @@ class OnnxBuilder {
     a->set_name(key);
     a->set_type(onnx::AttributeProto_AttributeType_INT);
     a->set_i(value);
+  }
+  static void set_string(onnx::NodeProto& n, const std::string& key, const std::string& value) {
+    auto* a = n.add_attribute();
+    a->set_name(key);
+    a->set_type(onnx::AttributeProto_AttributeType_STRING);
+    a->set_s(value);
   }
   static void set_ints(onnx::NodeProto& n, const std::string& key,
                        const std::vector<std::int64_t>& values) {

@@ -24,6 +24,7 @@ bool is_non_differentiable(std::string_view op_type) {
                                                   "Or",
                                                   "ArgMax",
                                                   "ArgMin",
+                                                  "Hardmax",
                                                   "NonZero",
                                                   "Range",
                                                   "ConstantOfShape",

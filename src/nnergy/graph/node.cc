@@ -43,4 +43,11 @@ std::vector<std::int64_t> Node::ints_attribute(const std::string& key,
   return fallback;
 }
 
+std::string Node::string_attribute(const std::string& key, const std::string& fallback) const {
+  auto it = attributes.find(key);
+  if (it == attributes.end()) return fallback;
+  if (const auto* v = std::get_if<std::string>(&it->second)) return *v;
+  return fallback;
+}
+
 }  // namespace nnergy::graph

@@ -34,6 +34,8 @@ struct Node {
   /// Integer-list attribute, or `fallback` when absent.
   std::vector<std::int64_t> ints_attribute(const std::string& key,
                                            std::vector<std::int64_t> fallback) const;
+  /// String attribute (e.g. an Einsum equation, an LSTM direction), or `fallback` when absent.
+  std::string string_attribute(const std::string& key, const std::string& fallback) const;
 };
 
 }  // namespace nnergy::graph

@@ -6,73 +6,19 @@
 #include <map>
 
 #include "nnergy/core/error.h"
+#include "nnergy/graph/arithmetic_cost.h"
+#include "nnergy/graph/cost_input.h"
+#include "nnergy/graph/einsum_cost.h"
+#include "nnergy/graph/index_cost.h"
+#include "nnergy/graph/normalization_cost.h"
+#include "nnergy/graph/recurrent_cost.h"
+#include "nnergy/graph/resampling_cost.h"
 
 namespace nnergy::graph {
 
 namespace {
 
-// Resolved tensors of one node.
-struct CostInput {
-  const Node& node;
-  std::vector<const TensorInfo*> in;
-  std::vector<const TensorInfo*> out;
-
-  double in_elements(std::size_t i) const {
-    return i < in.size() ? static_cast<double>(in[i]->elements()) : 0.0;
-  }
-  double out_elements() const {
-    double total = 0;
-    for (const TensorInfo* t : out) total += static_cast<double>(t->elements());
-    return total;
-  }
-  double in_bytes(std::size_t i) const { return i < in.size() ? in[i]->bytes() : 0.0; }
-  double all_in_bytes() const {
-    double total = 0;
-    for (const TensorInfo* t : in) total += t->bytes();
-    return total;
-  }
-  double out_bytes() const {
-    double total = 0;
-    for (const TensorInfo* t : out) total += t->bytes();
-    return total;
-  }
-  bool needs_grad(std::size_t i) const { return i < in.size() && in[i]->requires_grad; }
-  bool any_grad() const {
-    return std::any_of(in.begin(), in.end(), [](const TensorInfo* t) { return t->requires_grad; });
-  }
-  // Bytes of the gradients written for the inputs that need one.
-  double grad_in_bytes() const {
-    double total = 0;
-    for (const TensorInfo* t : in) total += t->requires_grad ? t->bytes() : 0.0;
-    return total;
-  }
-  std::size_t grad_inputs() const {
-    return static_cast<std::size_t>(
-        std::count_if(in.begin(), in.end(), [](const TensorInfo* t) { return t->requires_grad; }));
-  }
-};
-
 using CostFunction = std::function<OpCost(const CostInput&)>;
-
-PassCost pass(double macs, double flops, double bytes, double kernels) {
-  return PassCost{macs, flops, bytes, kernels};
-}
-
-OpCost same_forward(OpClass op_class, PassCost forward, PassCost backward) {
-  OpCost cost;
-  cost.op_class = op_class;
-  cost.known = true;
-  cost.inference = forward;
-  cost.training_forward = forward;
-  cost.backward = backward;
-  return cost;
-}
-
-double product(const Shape& shape, std::size_t from) {
-  double p = 1;
-  for (std::size_t i = from; i < shape.size(); ++i) p *= static_cast<double>(shape[i]);
-  return p;
-}
 
 // A matrix operator Y = op(X, W) [+ bias] with `macs` multiply-accumulates: the forward pass,
 // and as backward (PALEO) a data gradient when X needs one and a weight gradient when W does,
@@ -92,8 +38,9 @@ OpCost matrix_op(const CostInput& c, double macs) {
   return same_forward(OpClass::kMatrix, forward, backward);
 }
 
-// Convolution, forward and transposed. MACs per output element of a convolution are
-// (Cin/groups)·prod(kernel) = prod(W.shape[1:]); a transposed convolution does
+// Convolution, forward and transposed, of any spatial rank (1-D to 3-D) and any groups. MACs
+// per output element of a convolution are (Cin/groups)·prod(kernel) = prod(W.shape[1:]) with W
+// [Cout, Cin/groups, k...]; a transposed convolution, W [Cin, Cout/groups, k...], does
 // (Cout/groups)·prod(kernel) = prod(W.shape[1:]) MACs per *input* element.
 OpCost convolution(const CostInput& c, bool transposed) {
   if (c.in.size() < 2 || c.out.empty()) throw InternalError(c.node.name + ": Conv without weight");
@@ -175,33 +122,50 @@ OpCost softmax(const CostInput& c) {
   return same_forward(OpClass::kNormalization, forward, backward);
 }
 
-// Windowed pooling: one comparison or addition per window element per output element.
-OpCost windowed_pool(const CostInput& c, bool is_max) {
+// Windowed pooling: `window_flops` per window element per output element (one comparison or
+// addition; LpPool's |x|^p and addition make two).
+OpCost windowed_pool(const CostInput& c, bool is_max, double window_flops) {
   const std::vector<std::int64_t> kernel = c.node.ints_attribute("kernel_shape", {});
   double window = 1;
   for (std::int64_t k : kernel) window *= static_cast<double>(k);
   const double n_out = c.out.empty() ? 0.0 : static_cast<double>(c.out[0]->elements());
-  PassCost forward = pass(0, n_out * window, c.in_bytes(0) + c.out_bytes(), 1);
+  PassCost forward = pass(0, n_out * window * window_flops, c.in_bytes(0) + c.out_bytes(), 1);
   PassCost backward;
   if (c.any_grad()) {
     // Max pooling scatters through saved int64 indices; average pooling spreads each gradient.
     const double indices = is_max ? n_out * 8.0 : 0.0;
-    backward =
-        pass(0, is_max ? n_out : n_out * window, c.out[0]->bytes() + indices + c.in_bytes(0), 1);
+    backward = pass(0, is_max ? n_out : n_out * window * window_flops,
+                    c.out[0]->bytes() + indices + c.in_bytes(0), 1);
   }
   return same_forward(OpClass::kPooling, forward, backward);
 }
 
-// Global pooling and reductions: one flop per input element.
-OpCost reduction(const CostInput& c) {
+// Global pooling and reductions: `flops_per_element` per input element (1 for sum, mean, max,
+// min, prod; 2 for the square or absolute value and the sum of ReduceSumSquare, ReduceL1,
+// ReduceL2, GlobalLpPool). Backward broadcasts the gradient back (one kernel).
+CostFunction reduction(double flops_per_element) {
+  return [=](const CostInput& c) {
+    const double n = c.in_elements(0);
+    PassCost forward = pass(0, flops_per_element * n, c.in_bytes(0) + c.out_bytes(), 1);
+    PassCost backward;
+    if (c.any_grad()) backward = pass(0, flops_per_element * n, c.out_bytes() + c.in_bytes(0), 1);
+    return same_forward(OpClass::kPooling, forward, backward);
+  };
+}
+
+// ReduceLogSumExp as eager torch.logsumexp: amax, x − max, exp, sum, then log and + max on the
+// reduced tensor: 4 flops per input element in six kernels, the input-sized ones reading and
+// writing the input's size. Backward: dX = dY·exp(x − y), about 3 flops per element.
+OpCost reduce_log_sum_exp(const CostInput& c) {
   const double n = c.in_elements(0);
-  PassCost forward = pass(0, n, c.in_bytes(0) + c.out_bytes(), 1);
+  const double x = c.in_bytes(0);
+  PassCost forward = pass(0, 4 * n, 6 * x + 3 * c.out_bytes(), 6);
   PassCost backward;
-  if (c.any_grad()) backward = pass(0, n, c.out_bytes() + c.in_bytes(0), 1);
+  if (c.any_grad()) backward = pass(0, 3 * n, 6 * x + 2 * c.out_bytes(), 3);
   return same_forward(OpClass::kPooling, forward, backward);
 }
 
-// Copies that read what they write (Concat, Transpose, Pad, Expand, Tile, Resize, Cast...).
+// Copies that read what they write (Concat, Transpose, Pad, Expand, Tile, ReverseSequence...).
 OpCost copy_all_inputs(const CostInput& c) {
   // Only the data input is read; shape and index operands are tiny or shape-valued.
   double read = 0;
@@ -240,13 +204,6 @@ OpCost dropout(const CostInput& c) {
   return cost;
 }
 
-OpCost no_cost(OpClass op_class) {
-  OpCost cost;
-  cost.op_class = op_class;
-  cost.known = true;
-  return cost;
-}
-
 const std::map<std::string, CostFunction, std::less<>>& catalog() {
   static const std::map<std::string, CostFunction, std::less<>> kCatalog = [] {
     std::map<std::string, CostFunction, std::less<>> m;
@@ -254,43 +211,124 @@ const std::map<std::string, CostFunction, std::less<>>& catalog() {
     m["ConvTranspose"] = [](const CostInput& c) { return convolution(c, true); };
     m["Gemm"] = gemm;
     m["MatMul"] = matmul;
+    m["Einsum"] = einsum_cost;
+    m["LSTM"] = [](const CostInput& c) { return recurrent_cost(c, 4); };
+    m["GRU"] = [](const CostInput& c) { return recurrent_cost(c, 3); };
+    m["RNN"] = [](const CostInput& c) { return recurrent_cost(c, 1); };
     m["BatchNormalization"] = batch_norm;
     m["LayerNormalization"] = layer_norm;
+    m["InstanceNormalization"] = instance_norm_cost;
+    m["GroupNormalization"] = group_norm_cost;
+    m["LpNormalization"] = lp_norm_cost;
     m["Softmax"] = softmax;
     m["LogSoftmax"] = softmax;
-    m["MaxPool"] = [](const CostInput& c) { return windowed_pool(c, true); };
-    m["AveragePool"] = [](const CostInput& c) { return windowed_pool(c, false); };
+    m["Hardmax"] = hardmax_cost;
+    m["MaxPool"] = [](const CostInput& c) { return windowed_pool(c, true, 1); };
+    m["AveragePool"] = [](const CostInput& c) { return windowed_pool(c, false, 1); };
+    m["LpPool"] = [](const CostInput& c) { return windowed_pool(c, false, 2); };
     for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "ReduceMean", "ReduceSum",
-                           "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL2", "ReduceSumSquare"}) {
-      m[op] = reduction;
+                           "ReduceMax", "ReduceMin", "ReduceProd"}) {
+      m[op] = reduction(1);
     }
-    // {forward, backward} flops per output element.
+    for (const char* op : {"GlobalLpPool", "ReduceL1", "ReduceL2", "ReduceSumSquare"}) {
+      m[op] = reduction(2);
+    }
+    m["ReduceLogSumExp"] = reduce_log_sum_exp;
+    m["ArgMax"] = arg_reduction_cost;
+    m["ArgMin"] = arg_reduction_cost;
+    m["TopK"] = top_k_cost;
+    m["Add"] = add_cost;
+    m["Sub"] = sub_cost;
+    m["Mul"] = mul_cost;
+    m["Div"] = div_cost;
+    // {forward, backward} flops per output element. Transcendental functions count one flop;
+    // their derivatives count the arithmetic around them (tan' = 1 + tan², asin' = 1/√(1 − x²)).
+    // Comparisons, logic and bit operations are one operation and have no gradient.
+    // Quantization: (x − zero point)·scale is 2; x/scale, round, + zero point, clamp is 4.
     const std::map<std::string, std::pair<double, double>> kElementwise = {
-        {"Relu", {1, 1}},        {"LeakyRelu", {2, 2}}, {"PRelu", {2, 3}},      {"Elu", {3, 3}},
-        {"Selu", {4, 3}},        {"Celu", {4, 3}},      {"Sigmoid", {4, 3}},    {"Tanh", {1, 3}},
-        {"HardSigmoid", {3, 1}}, {"HardSwish", {4, 4}}, {"Gelu", {8, 12}},      {"Erf", {1, 3}},
-        {"Exp", {1, 1}},         {"Log", {1, 1}},       {"Sqrt", {1, 2}},       {"Pow", {1, 3}},
-        {"Neg", {1, 1}},         {"Abs", {1, 1}},       {"Reciprocal", {1, 2}}, {"Clip", {2, 1}},
-        {"Softplus", {3, 3}},    {"Mish", {6, 8}},      {"Sin", {1, 1}},        {"Cos", {1, 1}},
-        {"Add", {1, 1}},         {"Sub", {1, 1}},       {"Mul", {1, 2}},        {"Div", {1, 3}},
-        {"Max", {1, 1}},         {"Min", {1, 1}},       {"Sum", {1, 1}},        {"Mean", {2, 1}},
-        {"Where", {1, 1}},       {"Equal", {1, 0}},     {"Greater", {1, 0}},    {"Less", {1, 0}},
-        {"Not", {1, 0}},         {"And", {1, 0}},       {"Or", {1, 0}},         {"IsNaN", {1, 0}},
-        {"Floor", {1, 0}},       {"Ceil", {1, 0}},      {"Round", {1, 0}},      {"Sign", {1, 0}},
+        {"Relu", {1, 1}},
+        {"LeakyRelu", {2, 2}},
+        {"PRelu", {2, 3}},
+        {"Elu", {3, 3}},
+        {"Selu", {4, 3}},
+        {"Celu", {4, 3}},
+        {"Sigmoid", {4, 3}},
+        {"Tanh", {1, 3}},
+        {"HardSigmoid", {3, 1}},
+        {"HardSwish", {4, 4}},
+        {"Gelu", {8, 12}},
+        {"Erf", {1, 3}},
+        {"Exp", {1, 1}},
+        {"Log", {1, 1}},
+        {"Sqrt", {1, 2}},
+        {"Pow", {1, 3}},
+        {"Neg", {1, 1}},
+        {"Abs", {1, 1}},
+        {"Reciprocal", {1, 2}},
+        {"Clip", {2, 1}},
+        {"Softplus", {3, 3}},
+        {"Mish", {6, 8}},
+        {"Sin", {1, 1}},
+        {"Cos", {1, 1}},
+        {"Tan", {1, 3}},
+        {"Asin", {1, 4}},
+        {"Acos", {1, 5}},
+        {"Atan", {1, 3}},
+        {"Sinh", {1, 2}},
+        {"Cosh", {1, 2}},
+        {"Asinh", {1, 4}},
+        {"Acosh", {1, 4}},
+        {"Atanh", {1, 3}},
+        {"Softsign", {3, 4}},
+        {"ThresholdedRelu", {1, 1}},
+        {"Shrink", {3, 1}},
+        {"Max", {1, 1}},
+        {"Min", {1, 1}},
+        {"Sum", {1, 1}},
+        {"Mean", {2, 1}},
+        {"Mod", {3, 1}},
+        {"Where", {1, 1}},
+        {"Equal", {1, 0}},
+        {"Greater", {1, 0}},
+        {"Less", {1, 0}},
+        {"GreaterOrEqual", {1, 0}},
+        {"LessOrEqual", {1, 0}},
+        {"Not", {1, 0}},
+        {"And", {1, 0}},
+        {"Or", {1, 0}},
+        {"Xor", {1, 0}},
+        {"BitShift", {1, 0}},
+        {"IsNaN", {1, 0}},
+        {"IsInf", {1, 0}},
+        {"Floor", {1, 0}},
+        {"Ceil", {1, 0}},
+        {"Round", {1, 0}},
+        {"Sign", {1, 0}},
         {"Cast", {0, 0}},
+        {"CastLike", {0, 0}},
+        {"DequantizeLinear", {2, 2}},
+        {"QuantizeLinear", {4, 1}},
     };
     for (const auto& [op, flops] : kElementwise) m[op] = elementwise(flops.first, flops.second);
     // SiLU as one kernel, x·sigmoid(x) (what op_fusion writes for Sigmoid → Mul); backward
     // dx = dy·s·(1 + x·(1 − s)).
     m["Swish"] = elementwise(5, 8);
-    for (const char* op : {"Concat", "Transpose", "Pad", "Expand", "Tile", "Resize", "Upsample",
-                           "DepthToSpace", "SpaceToDepth", "ScatterND", "ScatterElements",
-                           "ConstantOfShape", "Range", "Trilu", "CumSum"}) {
+    m["Resize"] = resize_cost;
+    m["Upsample"] = resize_cost;
+    m["GridSample"] = grid_sample_cost;
+    m["RoiAlign"] = roi_align_cost;
+    for (const char* op : {"Concat", "Transpose", "Pad", "Expand", "Tile", "DepthToSpace",
+                           "SpaceToDepth", "ScatterND", "ScatterElements", "Scatter",
+                           "ConstantOfShape", "Range", "Trilu", "CumSum", "ReverseSequence"}) {
       m[op] = copy_all_inputs;
     }
     for (const char* op : {"Slice", "Split", "Gather", "GatherElements", "GatherND"}) {
       m[op] = copy_selected;
     }
+    m["NonZero"] = non_zero_cost;
+    m["Compress"] = compress_cost;
+    m["OneHot"] = one_hot_cost;
+    m["MaxUnpool"] = max_unpool_cost;
     for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) {
       m[op] = [](const CostInput&) { return no_cost(OpClass::kView); };
     }
