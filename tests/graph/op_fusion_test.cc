@@ -28,7 +28,7 @@ void constant(OnnxBuilder& b, const std::string& name, float value, const std::s
 }
 
 Network import(const OnnxBuilder& b) {
-  return import_onnx_bytes(b.bytes(), "fusion.onnx", DimBindings{});
+  return import_onnx_bytes(b.bytes(), "fusion.onnx", DimBindings{}, Fusion::kKeepDecomposedOps);
 }
 
 // Sum of a pass over every node of the network.
@@ -76,6 +76,14 @@ OnnxBuilder layer_norm_model(bool extra_reader_of_mean = false) {
   b.node("Relu", {"y"}, {"z"}, "/encoder/layer.0/act/Relu");
   if (extra_reader_of_mean) b.node("Relu", {"mean"}, {"mean_relu"}, "/other/Relu");
   return b;
+}
+
+TEST(OpFusion, TheImporterFusesByDefaultAndSaysSo) {
+  const Network net = import_onnx_bytes(layer_norm_model().bytes(), "ln.onnx", DimBindings{});
+  ASSERT_EQ(compute_nodes(net).size(), 2u);
+  EXPECT_EQ(compute_nodes(net)[0]->op_type, "LayerNormalization");
+  ASSERT_EQ(net.import_notes.size(), 1u);
+  EXPECT_EQ(net.import_notes[0].rfind("fused 1 LayerNormalization (9 nodes)", 0), 0u);
 }
 
 TEST(OpFusion, LayerNormBecomesOneNodeWiredToItsReaders) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <unordered_map>
@@ -22,6 +23,14 @@ struct LeadingDim {
   std::optional<std::int64_t> fixed;
 };
 
+bool names_the_batch(const std::string& symbol) {
+  std::string lower;
+  for (char ch : symbol) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return lower.find("batch") != std::string::npos;
+}
+
+// The batch axis of each data input: the symbolic dimension whose name says "batch", else the
+// leading dimension (symbolic, or fixed in the file).
 std::vector<LeadingDim> leading_dims(const onnx::ModelProto& model,
                                      const std::set<std::string>& data_inputs) {
   std::vector<LeadingDim> dims;
@@ -31,10 +40,15 @@ std::vector<LeadingDim> leading_dims(const onnx::ModelProto& model,
     if (shape.empty()) continue;
     LeadingDim d;
     d.input = input.name();
-    if (shape[0].has_dim_value()) {
-      d.fixed = shape[0].dim_value();
-    } else {
-      d.symbol = shape[0].dim_param();
+    for (const auto& dim : shape) {
+      if (dim.has_dim_param() && names_the_batch(dim.dim_param())) d.symbol = dim.dim_param();
+    }
+    if (d.symbol.empty()) {
+      if (shape[0].has_dim_value()) {
+        d.fixed = shape[0].dim_value();
+      } else {
+        d.symbol = shape[0].dim_param();
+      }
     }
     dims.push_back(d);
   }
@@ -113,8 +127,8 @@ void fold_and_infer(onnx::ModelProto& model, const std::string& source) {
 
 std::int64_t elements_of(const std::vector<std::int64_t>& dims) { return element_count(dims); }
 
-// Integer values written literally in the file: integer initializers and Constant outputs.
-std::unordered_map<std::string, ConstantTensor> literal_values(const onnx::ModelProto& model) {
+// Integer values of Constant nodes and integer initializers of a (folded) model.
+std::unordered_map<std::string, ConstantTensor> integer_constants(const onnx::ModelProto& model) {
   std::unordered_map<std::string, ConstantTensor> values;
   for (const auto& init : model.graph().initializer()) {
     if (auto v = read_constant(init); v && !v->is_real()) values.emplace(init.name(), *v);
@@ -124,6 +138,21 @@ std::unordered_map<std::string, ConstantTensor> literal_values(const onnx::Model
     if (auto v = constant_node_value(node); v && !v->is_real()) values.emplace(node.output(0), *v);
   }
   return values;
+}
+
+// Tensors of the file computed from literals alone (Constant nodes and initializers through
+// evaluable operators, never Shape or Size): their value cannot follow a re-bound batch.
+std::set<std::string> literal_derived(const onnx::ModelProto& model) {
+  std::set<std::string> derived;
+  for (const auto& init : model.graph().initializer()) derived.insert(init.name());
+  for (const auto& node : model.graph().node()) {
+    const std::string& op = node.op_type();
+    if (op == "Shape" || op == "Size" || !is_evaluable_op(op)) continue;
+    bool all = true;
+    for (const auto& in : node.input()) all = all && (in.empty() || derived.count(in) > 0);
+    if (all) derived.insert(node.output().begin(), node.output().end());
+  }
+  return derived;
 }
 
 std::string quoted_list(const std::vector<std::string>& names) {
@@ -177,18 +206,26 @@ PreparedModel rebind_fixed_batch(const onnx::ModelProto& original, const std::st
   }
   bind_symbols(prepared.model, source, resolve_symbols(leading, bindings, batch), bindings);
 
-  // Reshape targets written as literals that copy the exported batch into their first entry
-  // become 0 ("copy the input's dimension"), which is what x.view(x.size(0), ...) meant; Expand
-  // targets that create the batch dimension take the new batch.
-  const auto literals = literal_values(original);
+  // Outputs keep the shapes of the exported batch in the file: let inference give them anew.
+  for (auto& output : *graph->mutable_output()) {
+    if (output.type().has_tensor_type())
+      output.mutable_type()->mutable_tensor_type()->clear_shape();
+  }
+
+  // Reshape targets computed from literals alone that copy the exported batch into their first
+  // entry become 0 ("copy the input's dimension"), which is what x.view(x.size(0), ...) meant;
+  // Expand targets that create the batch dimension take the new batch.
+  const auto derived = literal_derived(original);
+  const auto values0 = integer_constants(reference);
   int adjusted = 0;
   for (int i = 0; i < graph->node_size(); ++i) {
     onnx::NodeProto* node = graph->mutable_node(i);
     const bool is_reshape = node->op_type() == "Reshape";
     if ((!is_reshape && node->op_type() != "Expand") || node->input_size() < 2) continue;
-    auto lit = literals.find(node->input(1));
-    if (lit == literals.end() || lit->second.size() == 0) continue;
-    std::vector<std::int64_t> target = lit->second.as_integers();
+    if (derived.count(node->input(1)) == 0) continue;
+    auto value0 = values0.find(node->input(1));
+    if (value0 == values0.end() || value0->second.size() == 0) continue;
+    std::vector<std::int64_t> target = value0->second.as_integers();
     const std::string& probe = is_reshape ? node->input(0) : node->output(0);
     auto shape0 = shapes0.find(probe);
     if (shape0 == shapes0.end() || shape0->second.empty()) continue;
@@ -202,7 +239,7 @@ PreparedModel rebind_fixed_batch(const onnx::ModelProto& original, const std::st
       if (target.size() != shape0->second.size()) continue;
       target[0] = batch;
     }
-    ConstantTensor value = lit->second;
+    ConstantTensor value = value0->second;
     value.integers = target;
     const std::string name = node->input(1) + "/nnergy_batch_" + std::to_string(i);
     *graph->add_initializer() = to_tensor_proto(value, name);
@@ -218,8 +255,21 @@ PreparedModel rebind_fixed_batch(const onnx::ModelProto& original, const std::st
     refuse_rebinding(original, source, leading, file_batch, batch, what);
   }
 
-  // Every activation must scale with the batch or not depend on it; every output must scale.
+  // Every activation must scale with the batch or not depend on it; every output must scale;
+  // and a Reshape must keep its element count (ONNX inference does not check that).
   const StaticShapes shapes1 = static_shapes(prepared.model);
+  for (const auto& node : prepared.model.graph().node()) {
+    if (node.op_type() != "Reshape" || node.input_size() < 1 || node.output_size() < 1) continue;
+    auto in = shapes1.find(node.input(0));
+    auto out = shapes1.find(node.output(0));
+    if (in == shapes1.end() || out == shapes1.end()) continue;
+    if (elements_of(in->second) != elements_of(out->second)) {
+      refuse_rebinding(original, source, leading, file_batch, batch,
+                       fmt::format("node '{}' (Reshape) hard-codes a target shape {} that cannot "
+                                   "hold its input {} (the exported batch is folded into it)",
+                                   node.name(), to_string(out->second), to_string(in->second)));
+    }
+  }
   auto scales = [&](std::int64_t e0, std::int64_t e1) { return e1 * file_batch == e0 * batch; };
   for (const auto& output : original.graph().output()) {
     auto a = shapes0.find(output.name());

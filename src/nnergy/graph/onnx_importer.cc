@@ -11,6 +11,7 @@
 #include "nnergy/graph/batch_binding.h"
 #include "nnergy/graph/constant_tensor.h"
 #include "nnergy/graph/module_path.h"
+#include "nnergy/graph/op_fusion.h"
 #include "nnergy/graph/shape_folding.h"
 
 namespace nnergy::graph {
@@ -192,7 +193,7 @@ Network import_onnx(const std::filesystem::path& path, const DimBindings& bindin
 }
 
 Network import_onnx_bytes(const std::string& bytes, const std::string& source,
-                          const DimBindings& bindings) {
+                          const DimBindings& bindings, Fusion fusion_mode) {
   if (bindings.batch && *bindings.batch <= 0) {
     throw InvalidInput("--batch " + std::to_string(*bindings.batch) +
                        ": expected a positive integer");
@@ -328,10 +329,27 @@ Network import_onnx_bytes(const std::string& bytes, const std::string& source,
         }
       }
     }
+    // Resize's roi and scales (Upsample's scales) are floats that describe the output shape,
+    // not weights.
+    if (node.op_type == "Resize" || node.op_type == "Upsample") {
+      for (std::size_t slot = 1; slot < node.inputs.size(); ++slot) {
+        if (network.tensor(node.inputs[slot]).role == TensorRole::kParameter) {
+          network.set_role(node.inputs[slot], TensorRole::kConstant);
+        }
+      }
+    }
     network.add_node(std::move(node));
   }
   network.propagate_tensor_flags();
-  return network;
+  if (fusion_mode == Fusion::kKeepDecomposedOps) return network;
+  FusionReport fusion;
+  Network fused = fuse_decomposed_ops(network, &fusion);
+  if (fusion.total_groups() > 0) {
+    fused.import_notes.push_back(fusion.summary() +
+                                 ": decomposed operators costed as the one kernel eager PyTorch "
+                                 "runs for each");
+  }
+  return fused;
 }
 
 }  // namespace nnergy::graph

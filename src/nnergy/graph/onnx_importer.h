@@ -23,7 +23,8 @@ struct DimBindings {
 
 /// Reads an ONNX model, binds its symbolic dimensions (re-binding a batch fixed in the file when
 /// `bindings.batch` differs), folds its shape arithmetic into constants, runs ONNX shape
-/// inference (with data propagation, strict mode) and builds the Network IR; Network::batch is
+/// inference (with data propagation, strict mode), builds the Network IR and fuses decomposed
+/// operators (see op_fusion.h); Network::batch is
 /// the batch computed and Network::import_notes says what was re-bound. Parameters are the
 /// initializers plus every graph input not named in the `nnergy.data_inputs` metadata entry
 /// (without that entry: inputs that are not initializers are data when the model has initializers;
@@ -34,8 +35,12 @@ struct DimBindings {
 /// batch that cannot be re-bound soundly (the message gives the torch.onnx.export fix).
 Network import_onnx(const std::filesystem::path& path, const DimBindings& bindings);
 
+/// Whether the importer replaces decomposed operators (LayerNorm, GELU, SiLU, ... as exporters
+/// write them) by the one operator eager PyTorch runs (see op_fusion.h).
+enum class Fusion { kFuseDecomposedOps, kKeepDecomposedOps };
+
 /// As import_onnx, from the serialized bytes of a model; `source` names it in messages.
 Network import_onnx_bytes(const std::string& bytes, const std::string& source,
-                          const DimBindings& bindings);
+                          const DimBindings& bindings, Fusion fusion = Fusion::kFuseDecomposedOps);
 
 }  // namespace nnergy::graph

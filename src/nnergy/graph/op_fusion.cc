@@ -686,6 +686,8 @@ Network fuse_decomposed_ops(const Network& network, FusionReport* report) {
   result.name = network.name;
   result.source = network.source;
   result.description = network.description;
+  result.batch = network.batch;
+  result.import_notes = network.import_notes;
   std::vector<std::size_t> new_index(tensor_count, kNone);
   for (std::size_t t = 0; t < tensor_count; ++t) {
     const bool unused_input = matcher.producer(t) == kNone && matcher.readers(t).empty();

@@ -12,6 +12,9 @@ namespace nnergy::graph {
 
 namespace {
 
+// Marks value_info entries that nnergy inferred itself, so that they survive re-inference.
+constexpr const char* kPinnedDocString = "nnergy: inferred by nnergy";
+
 // Enough for the deepest chains seen in exports (each round resolves at least one Reshape or
 // Expand whose output shape feeds a later Shape node).
 constexpr int kMaxFoldingRounds = 400;
@@ -43,7 +46,121 @@ onnx::NodeProto constant_node(const onnx::NodeProto& original, const ConstantTen
   return node;
 }
 
+// Static output shapes of the Einsum nodes whose inputs are known but whose output is not.
+// Returns true when one was added.
+bool pin_einsum_shapes(onnx::ModelProto& model, const StaticShapes& shapes) {
+  bool added = false;
+  auto* graph = model.mutable_graph();
+  for (const auto& node : graph->node()) {
+    if (node.op_type() != "Einsum" || node.output_size() != 1) continue;
+    if (shapes.count(node.output(0)) > 0) continue;
+    std::vector<std::vector<std::int64_t>> inputs;
+    for (const auto& in : node.input()) {
+      auto it = shapes.find(in);
+      if (it == shapes.end()) break;
+      inputs.push_back(it->second);
+    }
+    if (inputs.size() != static_cast<std::size_t>(node.input_size())) continue;
+    std::string equation;
+    for (const auto& a : node.attribute()) {
+      if (a.name() == "equation") equation = a.s();
+    }
+    const auto out = einsum_output_shape(equation, inputs);
+    if (!out) continue;
+    std::int32_t elem_type = onnx::TensorProto_DataType_FLOAT;
+    for (const auto& v : graph->value_info()) {
+      if (v.name() == node.input(0) && v.type().has_tensor_type())
+        elem_type = v.type().tensor_type().elem_type();
+    }
+    for (const auto& v : graph->input()) {
+      if (v.name() == node.input(0) && v.type().has_tensor_type())
+        elem_type = v.type().tensor_type().elem_type();
+    }
+    onnx::ValueInfoProto* v = graph->add_value_info();
+    v->set_name(node.output(0));
+    v->set_doc_string(kPinnedDocString);
+    auto* tensor = v->mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(elem_type);
+    for (std::int64_t d : *out) tensor->mutable_shape()->add_dim()->set_dim_value(d);
+    added = true;
+  }
+  return added;
+}
+
 }  // namespace
+
+std::optional<std::vector<std::int64_t>> einsum_output_shape(
+    const std::string& equation, const std::vector<std::vector<std::int64_t>>& inputs) {
+  std::string text;
+  for (char ch : equation) {
+    if (ch != ' ') text += ch;
+  }
+  const std::size_t arrow = text.find("->");
+  const std::string lhs = text.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (std::size_t start = 0;;) {
+    const std::size_t comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma == std::string::npos ? comma : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (terms.size() != inputs.size()) return std::nullopt;
+  std::map<char, std::int64_t> size;
+  std::map<char, int> uses;
+  std::vector<std::int64_t> ellipsis;  // broadcast dimensions, right-aligned
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    const std::string& term = terms[i];
+    const std::size_t dots = term.find("...");
+    const std::size_t letters = term.size() - (dots == std::string::npos ? 0 : 3);
+    const auto& shape = inputs[i];
+    if (dots == std::string::npos ? letters != shape.size() : letters > shape.size())
+      return std::nullopt;
+    const std::size_t covered = shape.size() - letters;
+    std::vector<std::int64_t> mine(
+        shape.begin() + static_cast<std::ptrdiff_t>(dots == std::string::npos ? 0 : dots),
+        shape.begin() +
+            static_cast<std::ptrdiff_t>((dots == std::string::npos ? 0 : dots) + covered));
+    if (mine.size() > ellipsis.size())
+      ellipsis.insert(ellipsis.begin(), mine.size() - ellipsis.size(), 1);
+    for (std::size_t k = 0; k < mine.size(); ++k) {
+      std::int64_t& e = ellipsis[ellipsis.size() - mine.size() + k];
+      if (e == 1) e = mine[k];
+    }
+    std::size_t axis = 0;
+    for (std::size_t k = 0; k < term.size(); ++k) {
+      if (k == dots) {
+        k += 2;
+        axis += covered;
+        continue;
+      }
+      const char ch = term[k];
+      auto [it, inserted] = size.emplace(ch, shape[axis]);
+      if (!inserted && it->second == 1) it->second = shape[axis];
+      ++uses[ch];
+      ++axis;
+    }
+  }
+  std::vector<std::int64_t> out;
+  if (arrow == std::string::npos) {
+    out = ellipsis;
+    for (const auto& [ch, n] : uses) {
+      if (n == 1) out.push_back(size[ch]);
+    }
+    return out;
+  }
+  const std::string rhs = text.substr(arrow + 2);
+  for (std::size_t k = 0; k < rhs.size(); ++k) {
+    if (rhs.compare(k, 3, "...") == 0) {
+      out.insert(out.end(), ellipsis.begin(), ellipsis.end());
+      k += 2;
+      continue;
+    }
+    auto it = size.find(rhs[k]);
+    if (it == size.end()) return std::nullopt;
+    out.push_back(it->second);
+  }
+  return out;
+}
 
 int default_opset(const onnx::ModelProto& model) {
   for (const auto& op : model.opset_import()) {
@@ -53,7 +170,12 @@ int default_opset(const onnx::ModelProto& model) {
 }
 
 void infer_shapes(onnx::ModelProto& model, bool strict) {
-  model.mutable_graph()->clear_value_info();
+  auto* value_info = model.mutable_graph()->mutable_value_info();
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> pinned;
+  for (auto& v : *value_info) {
+    if (v.doc_string() == kPinnedDocString) *pinned.Add() = v;
+  }
+  value_info->Swap(&pinned);
   onnx::ShapeInferenceOptions options(/*check_type=*/false, /*strict_mode=*/strict ? 1 : 0,
                                       /*data_prop=*/true);
   onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), options);
@@ -98,7 +220,7 @@ FoldingReport fold_shape_computations(onnx::ModelProto& model) {
     }
     ++report.rounds;
     const StaticShapes shapes = static_shapes(model);
-    bool changed = false;
+    bool changed = pin_einsum_shapes(model, shapes);
     for (int i = 0; i < graph->node_size(); ++i) {
       if (done[static_cast<std::size_t>(i)]) continue;
       const onnx::NodeProto& node = graph->node(i);

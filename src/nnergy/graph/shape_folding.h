@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,14 @@ struct FoldingReport {
 int default_opset(const onnx::ModelProto& model);
 
 /// Runs ONNX shape inference (with data propagation) on `model`; `strict` throws on the first
-/// error, otherwise inference does what it can. Clears stale value_info first.
+/// error, otherwise inference does what it can. Clears stale value_info first, keeping the
+/// shapes nnergy inferred itself where ONNX 1.12 has no rule (Einsum output sizes).
 void infer_shapes(onnx::ModelProto& model, bool strict);
+
+/// The output shape of an Einsum `equation` (explicit "->" or implicit output, "..." for
+/// broadcast dimensions) applied to `inputs`, or nullopt when it does not fit them.
+std::optional<std::vector<std::int64_t>> einsum_output_shape(
+    const std::string& equation, const std::vector<std::vector<std::int64_t>>& inputs);
 
 /// The static shapes `model` carries in its inputs, value_info, outputs and initializers.
 StaticShapes static_shapes(const onnx::ModelProto& model);
