@@ -283,6 +283,23 @@ TEST(OnnxImporter, FixedBatchWhoseOutputWouldNotScaleIsRefused) {
               HasSubstr("output 'output' would be [1, 4] instead of scaling with the batch"));
 }
 
+TEST(OnnxImporter, FileDefaultsBindSymbolicDimensionsLeftUnbound) {
+  OnnxBuilder b;
+  b.input("x", {std::string("batch"), std::string("seq"), 8}).output("y");
+  b.node("Relu", {"x"}, {"y"}, "/act/Relu");
+  b.metadata("nnergy.default_dims", "seq=6");
+  const Network net = import_onnx_bytes(b.bytes(), "seq.onnx", DimBindings{});
+  EXPECT_EQ(net.tensor(net.data_inputs().at(0)).shape, (Shape{1, 6, 8}));
+  ASSERT_EQ(net.import_notes.size(), 1U);
+  EXPECT_THAT(net.import_notes[0], HasSubstr("'seq' bound to the file's default 6"));
+  DimBindings bindings;
+  bindings.named["seq"] = 10;
+  EXPECT_EQ(import_onnx_bytes(b.bytes(), "seq.onnx", bindings).tensor(0).shape, (Shape{1, 10, 8}));
+  b.metadata("nnergy.default_dims", "seq=x");
+  EXPECT_THAT(message_of([&] { import_onnx_bytes(b.bytes(), "seq.onnx", DimBindings{}); }),
+              HasSubstr("seq.onnx: metadata nnergy.default_dims entry 'seq=x'"));
+}
+
 TEST(OnnxImporter, DimNamingTheBatchSetsTheBatchComputed) {
   DimBindings bindings;
   bindings.named["batch"] = 4;

@@ -55,15 +55,46 @@ std::vector<LeadingDim> leading_dims(const onnx::ModelProto& model,
   return dims;
 }
 
-// Values of the symbolic dimensions: named bindings first, then the batch for the leading
-// symbolic dimension of each data input.
-std::map<std::string, std::int64_t> resolve_symbols(const std::vector<LeadingDim>& leading,
-                                                    const DimBindings& bindings,
-                                                    std::int64_t batch) {
+// Default values of symbolic dimensions the file declares in its `nnergy.default_dims`
+// metadata entry ("seq=128,frames=16"), as the zoo's transformers do for their sequence length.
+std::map<std::string, std::int64_t> default_dims(const onnx::ModelProto& model,
+                                                 const std::string& source) {
+  std::map<std::string, std::int64_t> dims;
+  for (const auto& entry : model.metadata_props()) {
+    if (entry.key() != "nnergy.default_dims") continue;
+    std::size_t start = 0;
+    const std::string& text = entry.value();
+    while (start < text.size()) {
+      std::size_t comma = text.find(',', start);
+      if (comma == std::string::npos) comma = text.size();
+      const std::string item = text.substr(start, comma - start);
+      const std::size_t eq = item.find('=');
+      try {
+        std::size_t used = 0;
+        const std::string number = eq == std::string::npos ? "" : item.substr(eq + 1);
+        const std::int64_t value = std::stoll(number, &used);
+        if (used != number.size() || value <= 0 || eq == 0) throw std::invalid_argument(item);
+        dims[item.substr(0, eq)] = value;
+      } catch (const std::exception&) {
+        throw InvalidInput(source + ": metadata nnergy.default_dims entry '" + item +
+                           "': expected NAME=POSITIVE_INTEGER");
+      }
+      start = comma + 1;
+    }
+  }
+  return dims;
+}
+
+// Values of the symbolic dimensions: named bindings first, then the batch for the batch axis
+// of each data input, then the file's defaults.
+std::map<std::string, std::int64_t> resolve_symbols(
+    const std::vector<LeadingDim>& leading, const DimBindings& bindings, std::int64_t batch,
+    const std::map<std::string, std::int64_t>& defaults) {
   std::map<std::string, std::int64_t> resolved = bindings.named;
   for (const LeadingDim& d : leading) {
     if (!d.fixed && !d.symbol.empty()) resolved.emplace(d.symbol, batch);
   }
+  for (const auto& [name, value] : defaults) resolved.emplace(name, value);
   return resolved;
 }
 
@@ -187,9 +218,11 @@ PreparedModel rebind_fixed_batch(const onnx::ModelProto& original, const std::st
                                  const std::vector<LeadingDim>& leading,
                                  const DimBindings& bindings, std::int64_t file_batch,
                                  std::int64_t batch) {
+  const auto defaults = default_dims(original, source);
   // The file as exported, for reference shapes.
   onnx::ModelProto reference = original;
-  bind_symbols(reference, source, resolve_symbols(leading, bindings, file_batch), bindings);
+  bind_symbols(reference, source, resolve_symbols(leading, bindings, file_batch, defaults),
+               bindings);
   fold_and_infer(reference, source);
   const StaticShapes shapes0 = static_shapes(reference);
 
@@ -204,7 +237,8 @@ PreparedModel rebind_fixed_batch(const onnx::ModelProto& original, const std::st
       }
     }
   }
-  bind_symbols(prepared.model, source, resolve_symbols(leading, bindings, batch), bindings);
+  bind_symbols(prepared.model, source, resolve_symbols(leading, bindings, batch, defaults),
+               bindings);
 
   // Outputs keep the shapes of the exported batch in the file: let inference give them anew.
   for (auto& output : *graph->mutable_output()) {
@@ -332,7 +366,8 @@ PreparedModel prepare_model(const onnx::ModelProto& model, const std::string& so
   // The batch computed: the requested one, else the file's fixed batch, else 1; a --dim that
   // names the leading symbol overrides it.
   std::int64_t batch = bindings.batch.value_or(file_batch.value_or(1));
-  const auto resolved = resolve_symbols(leading, bindings, batch);
+  const auto defaults = default_dims(model, source);
+  const auto resolved = resolve_symbols(leading, bindings, batch, defaults);
   if (!leading.empty() && !leading[0].fixed && resolved.count(leading[0].symbol) > 0) {
     batch = resolved.at(leading[0].symbol);
   }
@@ -341,6 +376,13 @@ PreparedModel prepare_model(const onnx::ModelProto& model, const std::string& so
   bind_symbols(prepared.model, source, resolved, bindings);
   fold_and_infer(prepared.model, source);
   prepared.batch = batch;
+  for (const auto& [name, value] : defaults) {
+    if (bindings.named.count(name) == 0) {
+      prepared.notes.push_back(fmt::format(
+          "symbolic dimension '{}' bound to the file's default {} (--dim {}=N to change)", name,
+          value, name));
+    }
+  }
   return prepared;
 }
 
