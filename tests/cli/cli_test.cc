@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "nnergy_runner.h"
+#include "temp_dir_test.h"
 
 namespace {
 
@@ -186,6 +187,79 @@ TEST(PredictJson, Resnet50MacsMatchPublishedFigure) {
   const json j = run_json({"predict", "resnet50", "--batch", "1", "--json"});
   const double macs = j.value("/totals/macs"_json_pointer, 0.0);
   EXPECT_NEAR(macs, 4.09e9, 0.01 * 4.09e9);
+}
+
+// --- predict on user exports (tests/fixtures/user_exports) --------------------------------------
+
+const fs::path kUserExports = kFixtureDir / "user_exports";
+
+TEST(PredictUserExports, StaticBatchIsReboundAndTheBatchComputedIsReported) {
+  const json j = run_json(
+      {"predict", (kUserExports / "resnet18_opset13.onnx").string(), "--batch", "8", "--json"});
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["context"]["batch"], 8);
+  // ResNet-18 at batch 8 is 8 x 1.814 GMAC (torchvision's figure): the work follows the batch.
+  EXPECT_NEAR(j["totals"]["macs"].get<double>(), 8 * 1.814e9, 0.01 * 8 * 1.814e9) << j["totals"];
+  bool noted = false;
+  for (const auto& note : j["notes"])
+    noted |= note.get<std::string>().find("fixes the batch at 1") != std::string::npos;
+  EXPECT_TRUE(noted) << j["notes"];
+}
+
+TEST(PredictUserExports, StaticBatchIsKeptWithoutBatchFlag) {
+  const json j = run_json({"predict", (kUserExports / "lstm_static.onnx").string(), "--json"});
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["context"]["batch"], 32);  // the file's batch, not 1
+}
+
+TEST(PredictUserExports, UnsoundRebindingExitsTwoWithTheExportFix) {
+  const RunResult& r =
+      run_cached({"predict", (kUserExports / "vit_b_32.onnx").string(), "--batch", "8"});
+  EXPECT_EQ(r.exit_code, 2) << r;
+  EXPECT_EQ(r.out, "") << r;
+  EXPECT_EQ(split_lines(r.err).size(), 1U) << r;
+  EXPECT_THAT(r.err, HasSubstr("vit_b_32.onnx: input 'input' has a fixed batch of 1"));
+  EXPECT_THAT(r.err,
+              HasSubstr("dynamic_axes={\"input\": {0: \"batch\"}, \"output\": {0: \"batch\"}}"));
+}
+
+TEST(PredictUserExports, DimNamingTheBatchIsTheBatchReported) {
+  const json j = run_json(
+      {"predict", (kUserExports / "resnet18_dynamic.onnx").string(), "--dim", "batch=4", "--json"});
+  ASSERT_TRUE(j.is_object());
+  EXPECT_EQ(j["context"]["batch"], 4);
+}
+
+TEST(PredictUserExports, AttentionLstmAndEinsumExportsPredict) {
+  for (const char* file :
+       {"transformer_encoder.onnx", "multihead_attention.onnx", "lstm_dynamic.onnx",
+        "einsum_attention.onnx", "gpt_block.onnx", "swin_t_dynamic.onnx"}) {
+    const RunResult& r = run_cached(
+        {"predict", (kUserExports / file).string(), "--batch", "2", "--mode", "training"});
+    EXPECT_EQ(r.exit_code, 0) << file << "\n" << r;
+    EXPECT_THAT(r.out, HasSubstr("batch 2")) << file;
+  }
+}
+
+class ExportExample : public nnergy::test_support::TempDirTest {};
+
+// docs/examples/export_for_nnergy.py, run as a user would, then predicted in both modes.
+TEST_F(ExportExample, ExportsPredictInBothModes) {
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "/usr/bin/python3 cannot import torch";
+  }
+  const fs::path script =
+      fs::path(NNERGY_TEST_DATA_DIR).parent_path() / "docs" / "examples" / "export_for_nnergy.py";
+  const std::string command =
+      "/usr/bin/python3 '" + script.string() + "' '" + dir_.string() + "' >/dev/null 2>&1";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  const RunResult& inference = run_nnergy({"predict", file("my_model.onnx"), "--batch", "32"});
+  EXPECT_EQ(inference.exit_code, 0) << inference;
+  EXPECT_THAT(inference.out, HasSubstr("batch 32"));
+  const RunResult& training = run_nnergy(
+      {"predict", file("my_model_training.onnx"), "--batch", "32", "--mode", "training"});
+  EXPECT_EQ(training.exit_code, 0) << training;
+  EXPECT_THAT(training.out, HasSubstr("BatchNormalization"));
 }
 
 TEST(PredictJson, TrainingAddsBackwardAndOptimizerStep) {

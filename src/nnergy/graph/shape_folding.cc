@@ -87,6 +87,85 @@ bool pin_einsum_shapes(onnx::ModelProto& model, const StaticShapes& shapes) {
   return added;
 }
 
+// Types of the tensors one folding pass has seen, and the values it has folded, in the form
+// ONNX's per-operator inference functions read them.
+class LocalInference {
+ public:
+  LocalInference(const onnx::ModelProto& model,
+                 const std::unordered_map<std::string, ConstantTensor>& values) {
+    const auto& graph = model.graph();
+    for (const auto& v : graph.input()) learn_type(v.name(), v.type());
+    for (const auto& v : graph.value_info()) learn_type(v.name(), v.type());
+    for (const auto& v : graph.output()) {
+      if (types_.count(v.name()) == 0) learn_type(v.name(), v.type());
+    }
+    for (const auto& init : graph.initializer()) {
+      onnx::TypeProto type;
+      type.mutable_tensor_type()->set_elem_type(init.data_type());
+      for (std::int64_t d : init.dims())
+        type.mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(d);
+      learn_type(init.name(), type);
+    }
+    for (const auto& [name, value] : values) learn_value(name, value);
+  }
+
+  void learn_value(const std::string& name, const ConstantTensor& value) {
+    data_[name] = to_tensor_proto(value, name);
+    data_ptrs_[name] = &data_[name];
+    onnx::TypeProto type;
+    type.mutable_tensor_type()->set_elem_type(value.elem_type);
+    auto* shape = type.mutable_tensor_type()->mutable_shape();
+    for (std::int64_t d : value.dims) shape->add_dim()->set_dim_value(d);
+    learn_type(name, type);
+  }
+
+  // Runs `node`'s operator inference when an output has no static shape yet, and records the
+  // static output shapes it gives in `shapes`.
+  void infer(onnx::NodeProto& node, int opset, StaticShapes& shapes) {
+    bool needed = false;
+    for (const auto& out : node.output()) needed |= !out.empty() && shapes.count(out) == 0;
+    if (!needed) return;
+    const onnx::OpSchema* schema =
+        onnx::OpSchemaRegistry::Schema(node.op_type(), opset, node.domain());
+    if (schema == nullptr || !schema->has_type_and_shape_inference_function()) return;
+    try {
+      onnx::shape_inference::InferenceContextImpl context(node, type_ptrs_, data_ptrs_, {});
+      schema->GetTypeAndShapeInferenceFunction()(context);
+      for (int k = 0; k < node.output_size(); ++k) {
+        const onnx::TypeProto* type = context.getOutputType(static_cast<std::size_t>(k));
+        if (type == nullptr || node.output(k).empty()) continue;
+        if (types_.count(node.output(k)) == 0 || !complete(types_[node.output(k)]))
+          learn_type(node.output(k), *type);
+        if (auto dims = static_dims(*type)) shapes[node.output(k)] = *dims;
+      }
+    } catch (const std::exception&) {
+      // Left to the next round of whole-graph inference, which reports errors properly.
+    }
+  }
+
+ private:
+  static std::optional<std::vector<std::int64_t>> static_dims(const onnx::TypeProto& type) {
+    if (!type.has_tensor_type() || !type.tensor_type().has_shape()) return std::nullopt;
+    std::vector<std::int64_t> dims;
+    for (const auto& d : type.tensor_type().shape().dim()) {
+      if (!d.has_dim_value() || d.dim_value() < 0) return std::nullopt;
+      dims.push_back(d.dim_value());
+    }
+    return dims;
+  }
+  static bool complete(const onnx::TypeProto& type) { return static_dims(type).has_value(); }
+
+  void learn_type(const std::string& name, const onnx::TypeProto& type) {
+    types_[name] = type;
+    type_ptrs_[name] = &types_[name];  // unordered_map keeps element addresses on rehash
+  }
+
+  std::unordered_map<std::string, onnx::TypeProto> types_;
+  std::unordered_map<std::string, onnx::TypeProto*> type_ptrs_;
+  std::unordered_map<std::string, onnx::TensorProto> data_;
+  std::unordered_map<std::string, const onnx::TensorProto*> data_ptrs_;
+};
+
 }  // namespace
 
 std::optional<std::vector<std::int64_t>> einsum_output_shape(
@@ -211,6 +290,9 @@ FoldingReport fold_shape_computations(onnx::ModelProto& model) {
   }
   std::vector<bool> done(static_cast<std::size_t>(graph->node_size()), false);
 
+  // Each round runs ONNX inference over the graph, then one pass in node order that folds what
+  // it can and, for the other nodes, runs their operator's own inference on what the pass has
+  // learnt so far (folded values included), so one round usually resolves the whole chain.
   for (int round = 0; round < kMaxFoldingRounds; ++round) {
     try {
       infer_shapes(model, /*strict=*/false);
@@ -219,33 +301,41 @@ FoldingReport fold_shape_computations(onnx::ModelProto& model) {
       // folding reports the problem with its node.
     }
     ++report.rounds;
-    const StaticShapes shapes = static_shapes(model);
+    StaticShapes shapes = static_shapes(model);
     bool changed = pin_einsum_shapes(model, shapes);
+    LocalInference local(model, values);
     for (int i = 0; i < graph->node_size(); ++i) {
-      if (done[static_cast<std::size_t>(i)]) continue;
       const onnx::NodeProto& node = graph->node(i);
-      if (node.output_size() != 1 || !is_evaluable_op(node.op_type())) continue;
-      EvaluationInputs inputs;
-      inputs.value = [&](std::size_t k) -> std::optional<ConstantTensor> {
-        auto it = values.find(node.input(static_cast<int>(k)));
-        if (it == values.end()) return std::nullopt;
-        return it->second;
-      };
-      inputs.shape = [&](std::size_t k) -> std::optional<std::vector<std::int64_t>> {
-        if (static_cast<int>(k) >= node.input_size()) return std::nullopt;
-        auto it = shapes.find(node.input(static_cast<int>(k)));
-        if (it == shapes.end()) return std::nullopt;
-        return it->second;
-      };
-      std::optional<ConstantTensor> value = evaluate_node(node, opset, inputs);
-      if (!value) continue;
-      done[static_cast<std::size_t>(i)] = true;
-      if (node.op_type() != "Constant") {
-        *graph->mutable_node(i) = constant_node(node, *value);
-        ++report.folded_nodes;
-        changed = true;
+      std::optional<ConstantTensor> value;
+      if (!done[static_cast<std::size_t>(i)] && node.output_size() == 1 &&
+          is_evaluable_op(node.op_type())) {
+        EvaluationInputs inputs;
+        inputs.value = [&](std::size_t k) -> std::optional<ConstantTensor> {
+          auto it = values.find(node.input(static_cast<int>(k)));
+          if (it == values.end()) return std::nullopt;
+          return it->second;
+        };
+        inputs.shape = [&](std::size_t k) -> std::optional<std::vector<std::int64_t>> {
+          if (static_cast<int>(k) >= node.input_size()) return std::nullopt;
+          auto it = shapes.find(node.input(static_cast<int>(k)));
+          if (it == shapes.end()) return std::nullopt;
+          return it->second;
+        };
+        value = evaluate_node(node, opset, inputs);
       }
-      values[node.output(0)] = std::move(*value);
+      if (value) {
+        done[static_cast<std::size_t>(i)] = true;
+        if (node.op_type() != "Constant") {
+          *graph->mutable_node(i) = constant_node(node, *value);
+          ++report.folded_nodes;
+          changed = true;
+        }
+        shapes[node.output(0)] = value->dims;
+        local.learn_value(node.output(0), *value);
+        values[node.output(0)] = std::move(*value);
+        continue;
+      }
+      local.infer(*graph->mutable_node(i), opset, shapes);
     }
     if (!changed) break;
   }
