@@ -12,12 +12,15 @@
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
+#include "nnergy/graph/folded_batch_norm.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/graph/zoo.h"
 #include "nnergy/learn/learned_predictor.h"
 #include "nnergy/learn/model_file.h"
 #include "nnergy/network/clock_sweep.h"
+#include "nnergy/network/memory_estimate.h"
 #include "nnergy/report/prediction_report.h"
+#include "nnergy/report/quantity_format.h"
 
 namespace nnergy::cli {
 
@@ -45,6 +48,7 @@ struct PredictOptions {
   std::optional<double> alpha;
   bool json = false;
   bool csv = false;
+  bool ignore_memory = false;
 };
 
 std::map<std::string, std::int64_t> parse_dims(const std::vector<std::string>& dims) {
@@ -87,6 +91,36 @@ std::vector<double> sweep_clocks_for(const device::DeviceSpec& device, std::opti
   }
   if (clocks.back() != device.clock.boost_mhz) clocks.push_back(device.clock.boost_mhz);
   return clocks;
+}
+
+// The one-line refusal of a run whose estimated memory exceeds the device's.
+std::string memory_exceeded_message(const PredictOptions& o, const graph::Network& net,
+                                    const device::DeviceSpec& device,
+                                    const network::MemoryEstimate& m) {
+  std::string flags =
+      fmt::format("--batch {} --mode {} --precision {}", o.batch, o.mode, o.precision);
+  if (m.mode == predict::Mode::kTraining) flags += " --optimizer " + o.optimizer;
+  std::string fits;
+  if (m.largest_fitting_batch && *m.largest_fitting_batch > 0) {
+    fits = fmt::format("the largest batch that fits is about {}", *m.largest_fitting_batch);
+  } else {
+    fits = fmt::format("no batch fits: the weights{} alone need {}",
+                       m.mode == predict::Mode::kTraining ? ", gradients and optimizer state" : "",
+                       report::format_binary_bytes(m.fixed_bytes));
+  }
+  return fmt::format(
+      "{}: {} needs an estimated {} of device memory in {}, the {} has {} (exceeds by {}); {} "
+      "(--ignore-memory predicts anyway)",
+      flags, net.name, report::format_binary_bytes(m.peak_bytes), predict::to_string(m.mode),
+      device.id, report::format_binary_bytes(m.device_memory_bytes),
+      report::format_binary_bytes(m.peak_bytes - m.device_memory_bytes), fits);
+}
+
+// True when `model_path` is a file of the zoo in `data_dir`, exported with BatchNorm kept
+// (tools/export_zoo.py checks it), so that a folded-BatchNorm signature there is real.
+bool is_zoo_file(const std::filesystem::path& model_path, const std::filesystem::path& data_dir) {
+  std::error_code ec;
+  return std::filesystem::equivalent(model_path.parent_path(), data_dir / "zoo", ec) && !ec;
 }
 
 std::string run_predict(const PredictOptions& o, const std::string& command_line) {
@@ -135,11 +169,20 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
   graph::DimBindings bindings;
   bindings.batch = o.batch;
   bindings.named = parse_dims(o.dims);
-  graph::Network net = graph::import_onnx(graph::resolve_model(o.model, data_dir), bindings);
+  const std::filesystem::path model_path = graph::resolve_model(o.model, data_dir);
+  graph::Network net = graph::import_onnx(model_path, bindings);
   net.cast_floating_tensors(predict::storage_type(settings.point.precision));
   settings.batch = net.batch;  // the batch actually computed (re-bound or taken from the file)
 
   const network::CostedNetwork costed(net);
+  // Checked before any prediction, so that every path (one clock, --clock-mhz, --sweep-clocks)
+  // refuses the same runs.
+  const network::MemoryEstimate memory =
+      network::estimate_memory(costed, settings.mode, settings.optimizer, settings.batch,
+                               network::gib_to_bytes(device.memory_gib));
+  if (memory.exceeds_device() && !o.ignore_memory) {
+    throw InvalidInput(memory_exceeded_message(o, net, device, memory));
+  }
   const predict::AnalyticalPredictor analytical(device);
   std::optional<learn::LearnedPredictor> learned;
   report::PredictionReport report;
@@ -157,6 +200,11 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
       learned ? static_cast<const predict::OpPredictor&>(*learned) : analytical;
   report.network = &net;
   report.device = &device;
+  report.memory = memory;
+  if (settings.mode == predict::Mode::kTraining && !is_zoo_file(model_path, data_dir)) {
+    const graph::FoldedBatchNormSignature folded = graph::detect_folded_batch_norm(net);
+    if (folded.matches) report.warnings.push_back(graph::folded_batch_norm_warning(folded));
+  }
   report.prediction = network::predict_network(costed, predictor, analytical, settings);
   if (o.sweep)
     report.sweep = network::sweep_clocks(costed, predictor, analytical, settings, clocks);
@@ -234,6 +282,10 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
   cmd->add_option("--alpha", options->alpha, "exponent alpha of the energy-precision ratio");
   cmd->add_flag("--json", options->json, "write JSON instead of text");
   cmd->add_flag("--csv", options->csv, "write CSV (per layer, or per clock with --sweep-clocks)");
+  cmd->add_flag("--ignore-memory", options->ignore_memory,
+                "predict even when the estimated peak device memory exceeds the device's "
+                "(the estimate is an approximation; activation checkpointing or in-place ops "
+                "need less)");
   cmd->callback([options, selected, command_line] {
     *selected = [options, command_line] {
       return CommandResult{run_predict(*options, command_line), 0};

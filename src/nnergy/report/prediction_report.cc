@@ -50,7 +50,7 @@ std::vector<std::string> notes(const PredictionReport& report) {
   const auto& p = report.prediction;
   const device::DeviceSpec& device = *report.device;
   const device::ArchlineParameters archline = device.archline_for(p.settings.point.precision);
-  std::vector<std::string> out;
+  std::vector<std::string> out = report.warnings;
   if (report.sources) {
     out.push_back(fmt::format(
         "all figures are predicted, not measured: times by {}, powers by {}, energy = time × "
@@ -97,7 +97,71 @@ std::vector<std::string> notes(const PredictionReport& report) {
     out.push_back("operators unknown to the catalog, predicted with the memory-bound fallback: " +
                   join_with_commas(p.unknown_ops));
   }
+  if (report.memory) {
+    const network::MemoryEstimate& m = *report.memory;
+    out.push_back(network::memory_model_note(m));
+    if (!(m.device_memory_bytes > 0)) {
+      out.push_back(fmt::format(
+          "the catalog gives no memory size for {}: the memory estimate is not checked against "
+          "the device",
+          device.id));
+    } else if (m.exceeds_device()) {
+      out.push_back(fmt::format(
+          "WARNING: the estimated peak of {} exceeds the {} of {} by {}; predicted anyway "
+          "(--ignore-memory)",
+          format_binary_bytes(m.peak_bytes), format_binary_bytes(m.device_memory_bytes), device.id,
+          format_binary_bytes(m.peak_bytes - m.device_memory_bytes)));
+    }
+  }
   return out;
+}
+
+ordered_json memory_json(const network::MemoryEstimate& m) {
+  ordered_json j;
+  j["model"] = "estimate: weights + gradients + optimizer state + activations (see notes)";
+  j["mode"] = predict::to_string(m.mode);
+  j["batch"] = m.batch;
+  j["peak_bytes"] = m.peak_bytes;
+  j["weights_bytes"] = m.weights_bytes;
+  j["gradients_bytes"] = m.gradients_bytes;
+  j["optimizer_state_bytes"] = m.optimizer_state_bytes;
+  j["activations_bytes"] = m.activations_bytes;
+  j["saved_activations_bytes"] = m.saved_activations_bytes;
+  j["fixed_bytes"] = m.fixed_bytes;
+  j["per_sample_bytes"] = m.per_sample_bytes;
+  j["device_memory_bytes"] =
+      m.device_memory_bytes > 0 ? ordered_json(m.device_memory_bytes) : ordered_json(nullptr);
+  j["device_fraction"] = m.device_memory_bytes > 0
+                             ? ordered_json(m.peak_bytes / m.device_memory_bytes)
+                             : ordered_json(nullptr);
+  j["exceeds_device"] = m.exceeds_device();
+  j["largest_fitting_batch"] =
+      m.largest_fitting_batch ? ordered_json(*m.largest_fitting_batch) : ordered_json(nullptr);
+  j["excludes"] = "CUDA context, cuDNN/cuBLAS workspaces, allocator fragmentation";
+  return j;
+}
+
+// The "device memory" row of the text totals: value and comment.
+std::vector<std::string> memory_row(const network::MemoryEstimate& m,
+                                    const device::DeviceSpec& device) {
+  std::string parts = "weights " + format_binary_bytes(m.weights_bytes);
+  if (m.mode == predict::Mode::kTraining) {
+    parts += ", gradients " + format_binary_bytes(m.gradients_bytes) + ", optimizer state " +
+             format_binary_bytes(m.optimizer_state_bytes);
+  }
+  parts += ", activations " + format_binary_bytes(m.activations_bytes);
+  std::string comment;
+  if (m.device_memory_bytes > 0) {
+    comment = fmt::format("peak of {} ({:.0f} %), estimated: {}",
+                          format_binary_bytes(m.device_memory_bytes),
+                          100 * m.peak_bytes / m.device_memory_bytes, parts);
+    if (m.largest_fitting_batch) {
+      comment += fmt::format("; largest batch that fits ≈ {}", *m.largest_fitting_batch);
+    }
+  } else {
+    comment = fmt::format("peak, estimated: {}; {} memory unknown", parts, device.id);
+  }
+  return {"device memory", format_binary_bytes(m.peak_bytes), comment};
 }
 
 ordered_json layer_json(const LayerPrediction& layer, double total_energy_j) {
@@ -354,6 +418,7 @@ std::string render_text(const PredictionReport& report, const TextOptions& optio
                     fmt::format("M = error^alpha × energy per sample, error {:g}, alpha {:g}",
                                 m.error, m.alpha)});
   }
+  if (report.memory) totals.add_row(memory_row(*report.memory, device));
   out += totals.render();
   out += "\nNotes:\n";
   for (const std::string& note : notes(report)) out += "  - " + note + "\n";
@@ -370,6 +435,9 @@ nlohmann::ordered_json to_json(const PredictionReport& report) {
                  {"optimizer_step",
                   p.optimizer_step_included ? ordered_json("analytical") : ordered_json(nullptr)}};
   j["totals"] = totals_json(p.totals);
+  j["totals"]["memory_peak_bytes"] =
+      report.memory ? ordered_json(report.memory->peak_bytes) : ordered_json(nullptr);
+  j["memory"] = report.memory ? memory_json(*report.memory) : ordered_json(nullptr);
   ordered_json layers = ordered_json::array();
   for (const LayerPrediction& layer : p.layers)
     layers.push_back(layer_json(layer, p.totals.energy_j));
@@ -408,6 +476,10 @@ nlohmann::ordered_json to_json(const PredictionReport& report) {
 std::string render_csv(const PredictionReport& report) {
   const auto& p = report.prediction;
   std::string out = report.context.to_csv_comments();
+  if (report.memory) {
+    out += fmt::format("# memory_peak_bytes: {:.0f}\n# memory: {}\n", report.memory->peak_bytes,
+                       memory_json(*report.memory).dump());
+  }
   if (report.sweep) {
     out +=
         "clock_mhz,time_s,power_w,energy_j,edp_j_s,energy_optimal,edp_optimal,time_std_s,"

@@ -8,6 +8,7 @@
 
 #include "nnergy/device/device_spec.h"
 #include "nnergy/network/clock_sweep.h"
+#include "nnergy/network/memory_estimate.h"
 #include "nnergy/network/network_prediction.h"
 #include "nnergy/report/run_context.h"
 
@@ -38,6 +39,10 @@ struct PredictionReport {
   /// the optimizer step of a training iteration is always analytical.
   std::optional<FigureSources> sources;
   std::vector<std::string> caveats;  ///< further notes from the predictor (extrapolation, ...)
+  /// Estimated peak device memory of one iteration; absent: not estimated.
+  std::optional<network::MemoryEstimate> memory;
+  /// Warnings about the input (e.g. an export that folded BatchNorm), listed first in the notes.
+  std::vector<std::string> warnings;
 };
 
 /// How the text report lists layers.
@@ -50,12 +55,14 @@ struct TextOptions {
 std::string render_text(const PredictionReport& report, const TextOptions& options);
 
 /// JSON: {"context", "models" (which model made time, power, energy), "totals" (with 1σ
-/// time_std_s, energy_std_j, edp_std_j_s; 0 = unknown), "layers" (every layer, energies summing
-/// to the total), "unique_operations", "unknown_ops", "notes", ["clock_sweep" (with the
-/// optima's confidence)], ["energy_precision"]}.
+/// time_std_s, energy_std_j, edp_std_j_s; 0 = unknown; memory_peak_bytes, null when not
+/// estimated), "memory" (the parts of the estimate, bytes; null when not estimated), "layers"
+/// (every layer, energies summing to the total), "unique_operations", "unknown_ops", "notes",
+/// ["clock_sweep" (with the optima's confidence)], ["energy_precision"]}.
 nlohmann::ordered_json to_json(const PredictionReport& report);
 
-/// CSV with the context as leading "# key: value" lines; one row per layer, or per clock when
+/// CSV with the context as leading "# key: value" lines (then "# memory_peak_bytes: N" and
+/// "# memory: {JSON}" when memory was estimated); one row per layer, or per clock when
 /// the report has a sweep. Columns carry their unit.
 std::string render_csv(const PredictionReport& report);
 

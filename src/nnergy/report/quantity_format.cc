@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <iterator>
 
 namespace nnergy::report {
 
@@ -33,6 +34,19 @@ std::string format_quantity(double value, std::string_view unit) {
     }
   }
   return fmt::format("{:g} {}", value, unit);
+}
+
+std::string format_binary_bytes(double bytes) {
+  static constexpr const char* kPrefixes[] = {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
+  if (bytes == 0 || !std::isfinite(bytes)) return fmt::format("{:g} B", bytes);
+  double value = bytes;
+  std::size_t prefix = 0;
+  // 1023.5 rather than 1024 so that a value that rounds to "1024" moves to the next prefix.
+  while (std::fabs(value) >= 1023.5 && prefix + 1 < std::size(kPrefixes)) {
+    value /= 1024.0;
+    ++prefix;
+  }
+  return format_significant(value) + " " + kPrefixes[prefix] + "B";
 }
 
 }  // namespace nnergy::report

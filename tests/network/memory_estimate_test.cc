@@ -1,0 +1,167 @@
+#include "nnergy/network/memory_estimate.h"
+
+#include <gtest/gtest.h>
+
+#include "nnergy/core/error.h"
+#include "nnergy/graph/onnx_importer.h"
+#include "nnergy/graph/zoo.h"
+
+namespace nnergy::network {
+namespace {
+
+using graph::Network;
+using graph::Node;
+using graph::TensorInfo;
+using graph::TensorRole;
+
+const std::filesystem::path kDataDir = NNERGY_TEST_DATA_DIR;
+
+// Byte counts below are sums of whole tensors: exact in double arithmetic.
+constexpr double kExactBytes = 0.0;
+
+std::size_t tensor(Network& net, const std::string& name, graph::Shape shape, TensorRole role,
+                   graph::DataType dtype = graph::DataType::kFloat32) {
+  TensorInfo t;
+  t.name = name;
+  t.shape = std::move(shape);
+  t.role = role;
+  t.dtype = dtype;
+  return net.add_tensor(std::move(t));
+}
+
+void node(Network& net, const std::string& op, std::vector<std::size_t> in,
+          std::vector<std::size_t> out) {
+  Node n;
+  n.name = "/" + op + std::to_string(net.nodes().size());
+  n.op_type = op;
+  n.inputs = std::move(in);
+  n.outputs = std::move(out);
+  net.add_node(std::move(n));
+}
+
+// x [2,8] → MatMul(w1 [8,16]) → h1 [2,16] → Relu → r1 [2,16] → Reshape(s) → v [4,8] (a view)
+//   → MatMul(w2 [8,4]) → y [4,4]; plus a buffer of 16 floats and the int64 shape s [2].
+// fp32 bytes: x 64, w1 512, w2 128, buffer 64, h1 128, r1 128, v 0 (alias of r1), y 64.
+Network tiny() {
+  Network net;
+  net.name = "tiny";
+  const auto x = tensor(net, "x", {2, 8}, TensorRole::kDataInput);
+  const auto w1 = tensor(net, "w1", {8, 16}, TensorRole::kParameter);
+  const auto w2 = tensor(net, "w2", {8, 4}, TensorRole::kParameter);
+  tensor(net, "running_mean", {16}, TensorRole::kBuffer);
+  const auto s = tensor(net, "s", {2}, TensorRole::kConstant, graph::DataType::kInt64);
+  const auto h1 = tensor(net, "h1", {2, 16}, TensorRole::kActivation);
+  const auto r1 = tensor(net, "r1", {2, 16}, TensorRole::kActivation);
+  const auto v = tensor(net, "v", {4, 8}, TensorRole::kActivation);
+  const auto y = tensor(net, "y", {4, 4}, TensorRole::kActivation);
+  node(net, "MatMul", {x, w1}, {h1});
+  node(net, "Relu", {h1}, {r1});
+  node(net, "Reshape", {r1, s}, {v});
+  node(net, "MatMul", {v, w2}, {y});
+  net.propagate_tensor_flags();
+  return net;
+}
+
+TEST(MemoryEstimate, InferenceIsWeightsPlusPeakOfLiveActivations) {
+  const Network net = tiny();
+  const CostedNetwork costed(net);
+  const MemoryEstimate m =
+      estimate_memory(costed, predict::Mode::kInference, graph::Optimizer::kAdam, 2, 2048);
+  // Weights: w1 512 + w2 128 + buffer 64; the int64 shape costs nothing.
+  EXPECT_NEAR(m.weights_bytes, 704, kExactBytes);
+  EXPECT_NEAR(m.gradients_bytes, 0, kExactBytes);
+  EXPECT_NEAR(m.optimizer_state_bytes, 0, kExactBytes);
+  // Live: x 64 throughout; at Relu h1 128 + r1 128 are both live: 320; then h1 is freed, the
+  // view adds nothing and the last MatMul holds x + r1 + y = 256.
+  EXPECT_NEAR(m.activations_bytes, 320, kExactBytes);
+  EXPECT_NEAR(m.saved_activations_bytes, 0, kExactBytes);
+  EXPECT_NEAR(m.peak_bytes, 1024, kExactBytes);
+  EXPECT_NEAR(m.fixed_bytes, 704, kExactBytes);
+  EXPECT_NEAR(m.per_sample_bytes, 160, kExactBytes);
+  // (2048 − 704) / 160 = 8.4 → 8 samples.
+  ASSERT_TRUE(m.largest_fitting_batch.has_value());
+  EXPECT_EQ(*m.largest_fitting_batch, 8);
+  EXPECT_FALSE(m.exceeds_device());
+}
+
+TEST(MemoryEstimate, TrainingAddsGradientsOptimizerStateAndSavedActivations) {
+  const Network net = tiny();
+  const CostedNetwork costed(net);
+  const MemoryEstimate m =
+      estimate_memory(costed, predict::Mode::kTraining, graph::Optimizer::kSgdMomentum, 2, 2048);
+  // Trainable parameters w1 + w2 = 640 B: one gradient each and one momentum buffer each.
+  EXPECT_NEAR(m.gradients_bytes, 640, kExactBytes);
+  EXPECT_NEAR(m.optimizer_state_bytes, 640, kExactBytes);
+  EXPECT_NEAR(m.fixed_bytes, 704 + 640 + 640, kExactBytes);
+  // Saved: x 64 + h1 128 + r1 128 + y 64 (the view v shares r1's memory).
+  EXPECT_NEAR(m.saved_activations_bytes, 384, kExactBytes);
+  // Backward: saved 384 + dy 64 + d(v)=d(r1) 128 at the last MatMul = 576, then at Relu
+  // 384 − y − dy + dh1 128 = 576 again; the forward peak is only 384.
+  EXPECT_NEAR(m.activations_bytes, 576, kExactBytes);
+  EXPECT_NEAR(m.peak_bytes, 1984 + 576, kExactBytes);
+  EXPECT_TRUE(m.exceeds_device());
+  // (2048 − 1984) / 288 per sample → 0: not even one sample fits.
+  ASSERT_TRUE(m.largest_fitting_batch.has_value());
+  EXPECT_EQ(*m.largest_fitting_batch, 0);
+}
+
+TEST(MemoryEstimate, OptimizerStateIsZeroOneOrTwoTimesTheParameters) {
+  const Network net = tiny();
+  const CostedNetwork costed(net);
+  const auto state = [&](graph::Optimizer o) {
+    return estimate_memory(costed, predict::Mode::kTraining, o, 2, 0).optimizer_state_bytes;
+  };
+  EXPECT_NEAR(state(graph::Optimizer::kSgd), 0, kExactBytes);
+  EXPECT_NEAR(state(graph::Optimizer::kSgdMomentum), 640, kExactBytes);
+  EXPECT_NEAR(state(graph::Optimizer::kAdam), 1280, kExactBytes);
+  EXPECT_NEAR(state(graph::Optimizer::kAdamW), 1280, kExactBytes);
+}
+
+TEST(MemoryEstimate, HalfPrecisionHalvesEveryFloatingPart) {
+  Network net = tiny();
+  net.cast_floating_tensors(graph::DataType::kFloat16);
+  const CostedNetwork costed(net);
+  const MemoryEstimate m =
+      estimate_memory(costed, predict::Mode::kInference, graph::Optimizer::kSgd, 2, 0);
+  EXPECT_NEAR(m.weights_bytes, 352, kExactBytes);
+  EXPECT_NEAR(m.activations_bytes, 160, kExactBytes);
+}
+
+TEST(MemoryEstimate, UnknownDeviceMemoryIsNeverExceededAndGivesNoLargestBatch) {
+  const Network net = tiny();
+  const CostedNetwork costed(net);
+  const MemoryEstimate m =
+      estimate_memory(costed, predict::Mode::kTraining, graph::Optimizer::kAdam, 2, 0);
+  EXPECT_FALSE(m.exceeds_device());
+  EXPECT_FALSE(m.largest_fitting_batch.has_value());
+  EXPECT_THROW(estimate_memory(costed, predict::Mode::kInference, graph::Optimizer::kSgd, 0, 0),
+               InvalidInput);
+}
+
+TEST(MemoryEstimate, GibAreBinary) { EXPECT_NEAR(gib_to_bytes(40), 42949672960.0, kExactBytes); }
+
+// ResNet-50 from the zoo: the weights are its parameters plus BatchNorm buffers, 4 B each; every
+// activation has the batch dimension, so the activations are proportional to the batch.
+TEST(MemoryEstimate, Resnet50WeightsAndActivationsScaleAsExpected) {
+  constexpr double kRelative = 1e-9;
+  const auto estimate = [](std::int64_t batch, predict::Mode mode) {
+    graph::DimBindings bindings;
+    bindings.batch = batch;
+    const Network net = graph::import_onnx(graph::resolve_model("resnet50", kDataDir), bindings);
+    const CostedNetwork costed(net);
+    return estimate_memory(costed, mode, graph::Optimizer::kSgdMomentum, batch, gib_to_bytes(40));
+  };
+  const MemoryEstimate one = estimate(1, predict::Mode::kInference);
+  const MemoryEstimate eight = estimate(8, predict::Mode::kInference);
+  // 25,557,032 parameters + 53 BatchNorms' running mean and variance (26,560 channels × 2).
+  EXPECT_NEAR(one.weights_bytes, 4.0 * (25557032 + 2 * 26560), 4.0);
+  EXPECT_NEAR(eight.weights_bytes, one.weights_bytes, kExactBytes);
+  EXPECT_NEAR(eight.activations_bytes, 8 * one.activations_bytes,
+              kRelative * eight.activations_bytes);
+  const MemoryEstimate training = estimate(8, predict::Mode::kTraining);
+  EXPECT_GT(training.activations_bytes, 2 * eight.activations_bytes);
+  EXPECT_NEAR(training.gradients_bytes, 4.0 * 25557032, 4.0);
+}
+
+}  // namespace
+}  // namespace nnergy::network
