@@ -98,7 +98,7 @@ std::string memory_exceeded_message(const PredictOptions& o, const graph::Networ
                                     const device::DeviceSpec& device,
                                     const network::MemoryEstimate& m) {
   std::string flags =
-      fmt::format("--batch {} --mode {} --precision {}", o.batch, o.mode, o.precision);
+      fmt::format("--batch {} --mode {} --precision {}", net.batch, o.mode, o.precision);
   if (m.mode == predict::Mode::kTraining) flags += " --optimizer " + o.optimizer;
   std::string fits;
   if (m.largest_fitting_batch && *m.largest_fitting_batch > 0) {

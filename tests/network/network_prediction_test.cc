@@ -123,13 +123,13 @@ TEST(NetworkPrediction, UnknownOperatorsAreListed) {
   Network net;
   const auto x = tensor(net, "x", {8, 8}, TensorRole::kDataInput);
   const auto y = tensor(net, "y", {8, 8}, TensorRole::kActivation);
-  node(net, "Hardmax", {x}, {y}, "head");
+  node(net, "Det", {x}, {y}, "head");
   net.propagate_tensor_flags();
   const predict::AnalyticalPredictor p(a100());
   const auto r =
       predict_network(CostedNetwork(net), p, p, settings_at_boost(predict::Mode::kInference));
   ASSERT_EQ(r.unknown_ops.size(), 1u);
-  EXPECT_EQ(r.unknown_ops[0], "Hardmax");
+  EXPECT_EQ(r.unknown_ops[0], "Det");
   EXPECT_FALSE(r.layers[0].known_op);
   EXPECT_FALSE(r.layers[0].whitelisted);
   EXPECT_GT(r.layers[0].energy_j, 0);
