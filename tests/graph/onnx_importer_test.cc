@@ -300,6 +300,18 @@ TEST(OnnxImporter, FileDefaultsBindSymbolicDimensionsLeftUnbound) {
               HasSubstr("seq.onnx: metadata nnergy.default_dims entry 'seq=x'"));
 }
 
+TEST(OnnxImporter, AnIdentityOfAParameterIsAParameterOfItsOwn) {
+  // torch.onnx.export writes the second of two equal (e.g. untrained) weights as Identity(first).
+  OnnxBuilder b;
+  b.input("x", {std::string("batch"), 4}).initializer("w1", {4, 4}).output("y");
+  b.node("Identity", {"w1"}, {"w2"}, "Identity_0");
+  b.node("MatMul", {"x", "w1"}, {"h"}, "/fc1/MatMul");
+  b.node("MatMul", {"h", "w2"}, {"y"}, "/fc2/MatMul");
+  const Network net = import_onnx_bytes(b.bytes(), "tied.onnx", DimBindings{});
+  EXPECT_EQ(net.parameter_count(), 32);
+  EXPECT_TRUE(net.tensor(only_node(net, "Identity").outputs[0]).requires_grad);
+}
+
 TEST(OnnxImporter, DimNamingTheBatchSetsTheBatchComputed) {
   DimBindings bindings;
   bindings.named["batch"] = 4;

@@ -312,8 +312,14 @@ Network import_onnx_bytes(const std::string& bytes, const std::string& source,
       }
       node.inputs.push_back(it->second);
     }
-    const TensorRole out_role =
+    TensorRole out_role =
         proto.op_type() == "Constant" ? TensorRole::kConstant : TensorRole::kActivation;
+    // torch.onnx.export writes a parameter whose values equal another's (untrained weights) as
+    // an Identity of it: it is a parameter of its own in the model.
+    if (proto.op_type() == "Identity" && node.inputs.size() == 1 &&
+        network.tensor(node.inputs[0]).role == TensorRole::kParameter) {
+      out_role = TensorRole::kParameter;
+    }
     for (const auto& out : proto.output()) {
       // Unused optional outputs (e.g. a training BatchNorm's running statistics) may stay
       // shapeless; they carry no cost.

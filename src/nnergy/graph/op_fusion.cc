@@ -128,6 +128,10 @@ class Matcher {
   // initializer / non-data graph input (scalar constants of a folded export are initializers).
   bool is_fixed(std::size_t tensor) const {
     const std::size_t p = producer_[tensor];
+    // torch.onnx.export writes a parameter equal to another (untrained weights) as an Identity
+    // of the first.
+    if (p != kNone && nodes_[p].op_type == "Identity" && nodes_[p].inputs.size() == 1)
+      return is_fixed(nodes_[p].inputs[0]);
     if (p != kNone) return nodes_[p].op_type == "Constant";
     return network_.tensor(tensor).role != TensorRole::kDataInput;
   }
