@@ -92,7 +92,6 @@ import copy
 import json
 import math
 import os
-import re
 import sys
 import warnings
 
@@ -118,10 +117,7 @@ FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.FLOAT16, onnx.TensorProt
                onnx.TensorProto.BFLOAT16}
 
 
-def _base_version(version):
-    match = re.match(r"\d+(\.\d+)*", version)
-    return match.group(0) if match else version
-
+from export_zoo import _base_version  # noqa: E402  (tools/ is the script directory)
 
 TORCH_VERSION = _base_version(torch.__version__)
 TORCHVISION_VERSION = _base_version(torchvision.__version__)

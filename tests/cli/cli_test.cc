@@ -32,6 +32,8 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 using nnergy::cli_test::read_file;
+using nnergy::cli_test::run_cached;
+using nnergy::cli_test::run_json;
 using nnergy::cli_test::run_nnergy;
 using nnergy::cli_test::RunResult;
 using testing::HasSubstr;
@@ -40,25 +42,6 @@ using testing::StartsWith;
 
 const fs::path kDataDir = NNERGY_TEST_DATA_DIR;
 const fs::path kFixtureDir = NNERGY_TEST_FIXTURE_DIR;
-
-// Several tests read the same outputs; when the whole binary runs in one process each distinct
-// command runs only once.
-const RunResult& run_cached(const std::vector<std::string>& args) {
-  static std::map<std::vector<std::string>, RunResult> cache;
-  auto it = cache.find(args);
-  if (it == cache.end()) it = cache.emplace(args, run_nnergy(args)).first;
-  return it->second;
-}
-
-// Runs a command that must succeed with JSON on stdout; a null result means it did not.
-json run_json(const std::vector<std::string>& args) {
-  const RunResult& r = run_cached(args);
-  EXPECT_EQ(r.exit_code, 0) << r;
-  EXPECT_EQ(r.err, "") << r;
-  json j = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
-  EXPECT_FALSE(j.is_discarded()) << "stdout is not JSON:\n" << r;
-  return j.is_discarded() ? json() : j;
-}
 
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> lines;

@@ -1,6 +1,7 @@
 #include "nnergy_runner.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -9,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace nnergy::cli_test {
@@ -152,6 +154,22 @@ std::string read_file(const fs::path& path) {
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+const RunResult& run_cached(const std::vector<std::string>& args) {
+  static std::map<std::vector<std::string>, RunResult> cache;
+  auto it = cache.find(args);
+  if (it == cache.end()) it = cache.emplace(args, run_nnergy(args)).first;
+  return it->second;
+}
+
+nlohmann::json run_json(const std::vector<std::string>& args) {
+  const RunResult& r = run_cached(args);
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_EQ(r.err, "") << r;
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  EXPECT_FALSE(j.is_discarded()) << "stdout is not JSON:\n" << r;
+  return j.is_discarded() ? nlohmann::json() : j;
 }
 
 }  // namespace nnergy::cli_test

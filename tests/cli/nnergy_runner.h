@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -25,6 +26,14 @@ std::ostream& operator<<(std::ostream& os, const RunResult& r);
 /// and wins.
 RunResult run_nnergy(const std::vector<std::string>& args,
                      const std::vector<std::string>& extra_env = {});
+
+/// As run_nnergy, but each distinct argument list runs once per test process (several tests read
+/// the same outputs).
+const RunResult& run_cached(const std::vector<std::string>& args);
+
+/// Runs (cached) a command that must succeed with nothing on stderr and JSON on stdout; expects
+/// all of that, and returns null when it did not hold.
+nlohmann::json run_json(const std::vector<std::string>& args);
 
 /// Starts `nnergy` with `args` in the same environment as run_nnergy, stdout and stderr written
 /// to the files `out_path` and `err_path`, and returns its pid (-1 when it could not be started)

@@ -16,6 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using nnergy::cli_test::run_cached;
+using nnergy::cli_test::run_json;
 using nnergy::cli_test::run_nnergy;
 using nnergy::cli_test::RunResult;
 using testing::HasSubstr;
@@ -23,22 +25,6 @@ using testing::Not;
 using testing::StartsWith;
 
 const fs::path kFixtureDir = NNERGY_TEST_FIXTURE_DIR;
-
-// Each distinct command runs once per process.
-const RunResult& run_cached(const std::vector<std::string>& args) {
-  static std::map<std::vector<std::string>, RunResult> cache;
-  auto it = cache.find(args);
-  if (it == cache.end()) it = cache.emplace(args, run_nnergy(args)).first;
-  return it->second;
-}
-
-json run_json(const std::vector<std::string>& args) {
-  const RunResult& r = run_cached(args);
-  EXPECT_EQ(r.exit_code, 0) << r;
-  json j = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
-  EXPECT_FALSE(j.is_discarded()) << "stdout is not JSON:\n" << r;
-  return j.is_discarded() ? json() : j;
-}
 
 const std::vector<std::string> kResnet50 = {"predict",   "resnet50", "--device",
                                             "a100-40gb", "--batch",  "32"};

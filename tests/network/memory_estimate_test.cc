@@ -5,13 +5,12 @@
 #include "nnergy/core/error.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/graph/zoo.h"
+#include "tiny_network.h"
 
 namespace nnergy::network {
 namespace {
 
 using graph::Network;
-using graph::Node;
-using graph::TensorInfo;
 using graph::TensorRole;
 
 const std::filesystem::path kDataDir = NNERGY_TEST_DATA_DIR;
@@ -19,46 +18,26 @@ const std::filesystem::path kDataDir = NNERGY_TEST_DATA_DIR;
 // Byte counts below are sums of whole tensors: exact in double arithmetic.
 constexpr double kExactBytes = 0.0;
 
-std::size_t tensor(Network& net, const std::string& name, graph::Shape shape, TensorRole role,
-                   graph::DataType dtype = graph::DataType::kFloat32) {
-  TensorInfo t;
-  t.name = name;
-  t.shape = std::move(shape);
-  t.role = role;
-  t.dtype = dtype;
-  return net.add_tensor(std::move(t));
-}
-
-void node(Network& net, const std::string& op, std::vector<std::size_t> in,
-          std::vector<std::size_t> out) {
-  Node n;
-  n.name = "/" + op + std::to_string(net.nodes().size());
-  n.op_type = op;
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  net.add_node(std::move(n));
-}
-
 // x [2,8] → MatMul(w1 [8,16]) → h1 [2,16] → Relu → r1 [2,16] → Reshape(s) → v [4,8] (a view)
 //   → MatMul(w2 [8,4]) → y [4,4]; plus a buffer of 16 floats and the int64 shape s [2].
 // fp32 bytes: x 64, w1 512, w2 128, buffer 64, h1 128, r1 128, v 0 (alias of r1), y 64.
 Network tiny() {
-  Network net;
+  graph::testing::TinyNetwork b;
+  const auto x = b.tensor("x", {2, 8}, TensorRole::kDataInput);
+  const auto w1 = b.tensor("w1", {8, 16}, TensorRole::kParameter);
+  const auto w2 = b.tensor("w2", {8, 4}, TensorRole::kParameter);
+  b.tensor("running_mean", {16}, TensorRole::kBuffer);
+  const auto s = b.tensor("s", {2}, TensorRole::kConstant, graph::DataType::kInt64);
+  const auto h1 = b.tensor("h1", {2, 16}, TensorRole::kActivation);
+  const auto r1 = b.tensor("r1", {2, 16}, TensorRole::kActivation);
+  const auto v = b.tensor("v", {4, 8}, TensorRole::kActivation);
+  const auto y = b.tensor("y", {4, 4}, TensorRole::kActivation);
+  b.node("MatMul", {x, w1}, {h1});
+  b.node("Relu", {h1}, {r1});
+  b.node("Reshape", {r1, s}, {v});
+  b.node("MatMul", {v, w2}, {y});
+  Network net = b.done();
   net.name = "tiny";
-  const auto x = tensor(net, "x", {2, 8}, TensorRole::kDataInput);
-  const auto w1 = tensor(net, "w1", {8, 16}, TensorRole::kParameter);
-  const auto w2 = tensor(net, "w2", {8, 4}, TensorRole::kParameter);
-  tensor(net, "running_mean", {16}, TensorRole::kBuffer);
-  const auto s = tensor(net, "s", {2}, TensorRole::kConstant, graph::DataType::kInt64);
-  const auto h1 = tensor(net, "h1", {2, 16}, TensorRole::kActivation);
-  const auto r1 = tensor(net, "r1", {2, 16}, TensorRole::kActivation);
-  const auto v = tensor(net, "v", {4, 8}, TensorRole::kActivation);
-  const auto y = tensor(net, "y", {4, 4}, TensorRole::kActivation);
-  node(net, "MatMul", {x, w1}, {h1});
-  node(net, "Relu", {h1}, {r1});
-  node(net, "Reshape", {r1, s}, {v});
-  node(net, "MatMul", {v, w2}, {y});
-  net.propagate_tensor_flags();
   return net;
 }
 

@@ -15,6 +15,20 @@ namespace {
 using Dims = std::vector<std::int64_t>;
 using Value = std::optional<ConstantTensor>;
 
+// Little-endian element i of raw tensor data (ONNX stores raw data little-endian, as x86-64 and
+// arm64 are).
+template <typename T>
+T load(const char* p) {
+  T value;
+  std::memcpy(&value, p, sizeof(T));
+  return value;
+}
+
+template <typename T>
+void store(char* p, T value) {
+  std::memcpy(p, &value, sizeof(T));
+}
+
 bool is_real_type(std::int32_t t) {
   return t == onnx::TensorProto_DataType_FLOAT || t == onnx::TensorProto_DataType_DOUBLE;
 }
@@ -807,62 +821,34 @@ std::optional<ConstantTensor> read_constant(const onnx::TensorProto& proto) {
     if (raw.size() != n * w) return std::nullopt;
     for (std::size_t i = 0; i < n; ++i) {
       const char* p = raw.data() + i * w;
-      double v = 0;
-      std::int64_t iv = 0;
       switch (type) {
-        case onnx::TensorProto_DataType_FLOAT: {
-          float f;
-          std::memcpy(&f, p, 4);
-          v = f;
+        case onnx::TensorProto_DataType_FLOAT:
+          out->reals[i] = load<float>(p);
           break;
-        }
         case onnx::TensorProto_DataType_DOUBLE:
-          std::memcpy(&v, p, 8);
+          out->reals[i] = load<double>(p);
           break;
         case onnx::TensorProto_DataType_INT64:
-          std::memcpy(&iv, p, 8);
+          out->integers[i] = load<std::int64_t>(p);
           break;
-        case onnx::TensorProto_DataType_INT32: {
-          std::int32_t x;
-          std::memcpy(&x, p, 4);
-          iv = x;
+        case onnx::TensorProto_DataType_INT32:
+          out->integers[i] = load<std::int32_t>(p);
           break;
-        }
-        case onnx::TensorProto_DataType_UINT32: {
-          std::uint32_t x;
-          std::memcpy(&x, p, 4);
-          iv = x;
+        case onnx::TensorProto_DataType_UINT32:
+          out->integers[i] = load<std::uint32_t>(p);
           break;
-        }
-        case onnx::TensorProto_DataType_INT16: {
-          std::int16_t x;
-          std::memcpy(&x, p, 2);
-          iv = x;
+        case onnx::TensorProto_DataType_INT16:
+          out->integers[i] = load<std::int16_t>(p);
           break;
-        }
-        case onnx::TensorProto_DataType_UINT16: {
-          std::uint16_t x;
-          std::memcpy(&x, p, 2);
-          iv = x;
+        case onnx::TensorProto_DataType_UINT16:
+          out->integers[i] = load<std::uint16_t>(p);
           break;
-        }
-        case onnx::TensorProto_DataType_INT8: {
-          std::int8_t x;
-          std::memcpy(&x, p, 1);
-          iv = x;
+        case onnx::TensorProto_DataType_INT8:
+          out->integers[i] = load<std::int8_t>(p);
           break;
-        }
-        default: {
-          std::uint8_t x;
-          std::memcpy(&x, p, 1);
-          iv = x;
-          break;
-        }
-      }
-      if (out->is_real()) {
-        out->reals[i] = v;
-      } else {
-        out->integers[i] = iv;
+        default:
+          out->integers[i] = load<std::uint8_t>(p);
+          break;  // uint8, bool
       }
     }
     return out;
@@ -927,34 +913,26 @@ onnx::TensorProto to_tensor_proto(const ConstantTensor& value, const std::string
   for (std::size_t i = 0; i < value.size(); ++i) {
     char* p = raw.data() + i * w;
     switch (value.elem_type) {
-      case onnx::TensorProto_DataType_FLOAT: {
-        const auto f = static_cast<float>(value.reals[i]);
-        std::memcpy(p, &f, 4);
+      case onnx::TensorProto_DataType_FLOAT:
+        store(p, static_cast<float>(value.reals[i]));
         break;
-      }
       case onnx::TensorProto_DataType_DOUBLE:
-        std::memcpy(p, &value.reals[i], 8);
+        store(p, value.reals[i]);
         break;
       case onnx::TensorProto_DataType_INT64:
-        std::memcpy(p, &value.integers[i], 8);
+        store(p, value.integers[i]);
         break;
       case onnx::TensorProto_DataType_INT32:
-      case onnx::TensorProto_DataType_UINT32: {
-        const auto x = static_cast<std::int32_t>(value.integers[i]);
-        std::memcpy(p, &x, 4);
+      case onnx::TensorProto_DataType_UINT32:
+        store(p, static_cast<std::int32_t>(value.integers[i]));
         break;
-      }
       case onnx::TensorProto_DataType_INT16:
-      case onnx::TensorProto_DataType_UINT16: {
-        const auto x = static_cast<std::int16_t>(value.integers[i]);
-        std::memcpy(p, &x, 2);
+      case onnx::TensorProto_DataType_UINT16:
+        store(p, static_cast<std::int16_t>(value.integers[i]));
         break;
-      }
-      default: {
-        const auto x = static_cast<std::int8_t>(value.integers[i]);
-        std::memcpy(p, &x, 1);
+      default:
+        store(p, static_cast<std::int8_t>(value.integers[i]));
         break;
-      }
     }
   }
   proto.set_raw_data(raw);
