@@ -37,6 +37,7 @@ struct PredictOptions {
   std::optional<std::int64_t> batch;
   std::vector<std::string> dims;
   std::optional<double> clock_mhz;
+  double host_launch_us = 0;
   bool sweep = false;
   std::optional<double> sweep_step_mhz;
   std::string precision = "fp32";
@@ -163,6 +164,11 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
   settings.point.clock_mhz = o.clock_mhz.value_or(device.clock.boost_mhz);
   device.check_clock(settings.point.clock_mhz, "--clock-mhz");
   settings.optimizer = graph::parse_optimizer(o.optimizer, "--optimizer");
+  if (!(o.host_launch_us >= 0 && o.host_launch_us <= 1e6)) {
+    throw InvalidInput(
+        fmt::format("--host-launch-us {}: expected 0 to 1000000 microseconds", o.host_launch_us));
+  }
+  settings.host_launch_s = o.host_launch_us * 1e-6;
   if (!o.whitelist.empty())
     settings.whitelist = graph::Whitelist::parse(o.whitelist, "--whitelist");
 
@@ -226,6 +232,7 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
       .add("batch", settings.batch)
       .add("precision", std::string(device::to_string(settings.point.precision)))
       .add("clock_mhz", settings.point.clock_mhz)
+      .add("host_launch_s", settings.host_launch_s)
       .add("optimizer",
            settings.mode == predict::Mode::kTraining
                ? nlohmann::ordered_json(std::string(graph::to_string(settings.optimizer)))
@@ -255,6 +262,11 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
   cmd->add_option("--devices-file", options->devices_file,
                   "extra device catalog (JSON) whose devices replace or add to the built-in ones");
   cmd->add_option("--mode", options->mode, "inference or training")->capture_default_str();
+  cmd->add_option("--host-launch-us", options->host_launch_us,
+                  "host CPU time to launch one kernel in an eager framework, us; the iteration "
+                  "is then the critical path of host and GPU (0: the host is never the "
+                  "bottleneck)")
+      ->capture_default_str();
   cmd->add_option("--batch", options->batch,
                   "samples per iteration (binds the batch dimension; re-binds a batch fixed in "
                   "the file); default: the file's fixed batch, else 1");

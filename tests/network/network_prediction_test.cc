@@ -119,6 +119,36 @@ TEST(NetworkPrediction, TrainingAddsBackwardAndOptimizerStep) {
   EXPECT_GT(training.totals.time_s, 2 * inference.totals.time_s);
 }
 
+// The mlp's four compute layers are one kernel each and run for microseconds on an A100; a host
+// that needs far longer to launch each kernel leaves the GPU waiting.
+TEST(NetworkPrediction, HostLaunchCostMakesTheIterationTheCriticalPath) {
+  const Network net = mlp();
+  const CostedNetwork costed(net);
+  const predict::AnalyticalPredictor p(a100());
+  const auto gpu_bound =
+      predict_network(costed, p, p, settings_at_boost(predict::Mode::kInference));
+  PredictionSettings settings = settings_at_boost(predict::Mode::kInference);
+  settings.host_launch_s = 1e-3;  // 1 ms per launch: far slower than any of these kernels
+  const auto host_bound = predict_network(costed, p, p, settings);
+  // Host: launches at 1, 2, 3, 4 ms; the GPU runs the last kernel after the 4th launch.
+  const auto& last = gpu_bound.layers.back();
+  EXPECT_NEAR(host_bound.totals.time_s, 4e-3 + last.time_s, 1e-12);
+  EXPECT_NEAR(host_bound.totals.gpu_time_s, gpu_bound.totals.time_s, 1e-15);
+  EXPECT_DOUBLE_EQ(host_bound.totals.kernel_launches, 4);
+  EXPECT_DOUBLE_EQ(host_bound.totals.host_launch_s, 4e-3);
+  // The wait is a pseudo-layer at idle power, so layer energies still sum to the total.
+  ASSERT_EQ(host_bound.layers.back().op_type, kHostWaitOp);
+  EXPECT_NEAR(host_bound.layers.back().time_s, host_bound.totals.time_s - gpu_bound.totals.time_s,
+              1e-12);
+  EXPECT_DOUBLE_EQ(host_bound.layers.back().power_w, a100().idle_w);
+  double energy = 0;
+  for (const auto& l : host_bound.layers) energy += l.energy_j;
+  EXPECT_NEAR(energy, host_bound.totals.energy_j, 1e-12);
+  // Without a launch cost nothing changes.
+  EXPECT_EQ(gpu_bound.layers.back().op_type, "Relu");
+  EXPECT_DOUBLE_EQ(gpu_bound.totals.gpu_time_s, gpu_bound.totals.time_s);
+}
+
 TEST(NetworkPrediction, UnknownOperatorsAreListed) {
   Network net;
   const auto x = tensor(net, "x", {8, 8}, TensorRole::kDataInput);

@@ -22,6 +22,60 @@ CostedNetwork::CostedNetwork(const graph::Network& network) : network_(network) 
   unique_count_ = unique.size();
 }
 
+namespace {
+
+// Critical path of a host issuing the kernels in order (forward in network order, then the
+// backward in reverse order and the optimizer step) and a GPU running each kernel once it is
+// issued and the previous one is done; a layer's time is spread evenly over its kernels.
+// Returns the iteration time.
+double critical_path_s(const std::vector<LayerPrediction>& layers, double launch_s) {
+  double host = 0;
+  double gpu = 0;
+  auto run = [&](double kernels, double time_s) {
+    if (kernels <= 0) {
+      gpu += time_s;
+      return;
+    }
+    const auto whole = static_cast<long>(std::ceil(kernels));
+    for (long k = 0; k < whole; ++k) {
+      host += launch_s;
+      gpu = std::max(gpu, host) + time_s / static_cast<double>(whole);
+    }
+  };
+  for (const LayerPrediction& l : layers) {
+    if (l.node_index) run(l.kernels_forward, l.forward_time_s);
+  }
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    if (it->node_index) run(it->kernels_backward, it->time_s - it->forward_time_s);
+  }
+  for (const LayerPrediction& l : layers) {
+    if (!l.node_index) run(l.kernels_backward, l.time_s);
+  }
+  return std::max(host, gpu);
+}
+
+}  // namespace
+
+void add_host_wait(NetworkPrediction& result, double idle_w) {
+  const double launch_s = result.settings.host_launch_s;
+  if (launch_s <= 0) return;
+  double gpu_s = 0;
+  for (const LayerPrediction& l : result.layers) gpu_s += l.time_s;
+  const double wait_s = critical_path_s(result.layers, launch_s) - gpu_s;
+  if (wait_s <= 0) return;
+  LayerPrediction layer;
+  layer.name = "host.launch_wait";
+  layer.module_path = "host";
+  layer.op_type = kHostWaitOp;
+  layer.op_class = graph::OpClass::kView;
+  for (const LayerPrediction& l : result.layers)
+    layer.unique_op = std::max(layer.unique_op, l.unique_op + 1);
+  layer.time_s = wait_s;
+  layer.power_w = idle_w;
+  layer.energy_j = wait_s * idle_w;
+  result.layers.push_back(std::move(layer));
+}
+
 NetworkPrediction predict_network(const CostedNetwork& costed,
                                   const predict::OpPredictor& predictor,
                                   const predict::AnalyticalPredictor& analytical,
@@ -67,6 +121,8 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
     layer.parameters = cost.parameter_count;
     layer.time_s = estimate.time_s;
     layer.forward_time_s = estimate.forward_time_s;
+    layer.kernels_forward = training ? cost.training_forward.kernels : cost.inference.kernels;
+    layer.kernels_backward = training ? cost.backward.kernels : 0;
     layer.energy_j = estimate.energy_j;
     layer.power_w = estimate.power_w;
     layer.whitelisted = settings.whitelist.contains(node.op_type);
@@ -107,6 +163,7 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
     layer.parameters = network.parameter_count();
     layer.time_s = estimate.time_s;
     layer.forward_time_s = 0;
+    layer.kernels_backward = step.kernels;  // runs after the backward pass
     layer.energy_j = estimate.energy_j;
     layer.power_w = estimate.power_w;
     layer.compute_bound = estimate.compute_bound;
@@ -115,14 +172,19 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
     result.optimizer_step_included = true;
   }
 
+  add_host_wait(result, analytical.device().idle_w);
+
   NetworkTotals& totals = result.totals;
   for (const LayerPrediction& layer : result.layers) {
     totals.time_s += layer.time_s;
+    if (layer.op_type != kHostWaitOp) totals.gpu_time_s += layer.time_s;
+    totals.kernel_launches += layer.kernels_forward + layer.kernels_backward;
     totals.energy_j += layer.energy_j;
     totals.macs += layer.macs;
     totals.flops += layer.flops;
     totals.bytes += layer.bytes;
   }
+  totals.host_launch_s = totals.kernel_launches * settings.host_launch_s;
   totals.parameters = network.parameter_count();
   totals.power_w = totals.time_s > 0 ? totals.energy_j / totals.time_s : 0;
   totals.edp_j_s = totals.energy_j * totals.time_s;

@@ -21,6 +21,11 @@ struct PredictionSettings {
   std::int64_t batch = 1;         ///< samples per iteration (for per-sample figures)
   graph::Optimizer optimizer = graph::Optimizer::kSgdMomentum;  ///< training mode only
   graph::Whitelist whitelist = graph::Whitelist::standard();
+  /// Host CPU time to dispatch and launch one kernel in an eager framework, s. The iteration
+  /// time is then the critical path of the host issuing kernels in order and the GPU running
+  /// them (a GPU that runs faster than the host launches waits: small batches are host-bound).
+  /// 0: the host is never the bottleneck (T = Σ GPU time).
+  double host_launch_s = 0;
 };
 
 /// Prediction for one node of the network (or the optimizer step), per iteration.
@@ -38,6 +43,8 @@ struct LayerPrediction {
   std::int64_t parameters = 0;
   double time_s = 0;
   double forward_time_s = 0;
+  double kernels_forward = 0;   ///< kernel launches of the forward pass
+  double kernels_backward = 0;  ///< kernel launches of the backward pass (training)
   double energy_j = 0;
   double power_w = 0;
   bool whitelisted = true;  ///< false: outside the compute whitelist (still predicted)
@@ -60,10 +67,13 @@ struct LayerPrediction {
 /// energy error follows its time error). Ops whose predictor gives no uncertainty (the
 /// analytical model, the optimizer step) add nothing, so the figures are then a lower bound.
 struct NetworkTotals {
-  double time_s = 0;    ///< T = Σ count·t
-  double energy_j = 0;  ///< E = Σ count·t·P
-  double power_w = 0;   ///< P_avg = E/T
-  double edp_j_s = 0;   ///< energy-delay product E·T
+  double time_s = 0;           ///< T = Σ count·t, or the host/GPU critical path when it is longer
+  double gpu_time_s = 0;       ///< Σ count·t: the time the GPU is busy
+  double host_launch_s = 0;    ///< host time issuing every kernel (launches × host_launch_s)
+  double kernel_launches = 0;  ///< kernels launched per iteration
+  double energy_j = 0;         ///< E = Σ count·t·P
+  double power_w = 0;          ///< P_avg = E/T
+  double edp_j_s = 0;          ///< energy-delay product E·T
   double energy_per_sample_j = 0;
   double macs = 0;
   double flops = 0;
@@ -104,6 +114,15 @@ class CostedNetwork {
   std::vector<std::size_t> unique_of_node_;
   std::size_t unique_count_ = 0;
 };
+
+/// Operator type of the pseudo-layer that holds the GPU's idle wait for the host (see
+/// PredictionSettings::host_launch_s).
+inline constexpr const char* kHostWaitOp = "HostLaunchWait";
+
+/// Appends to `result` the time the GPU waits for the host to launch kernels (the critical path
+/// of host and GPU minus the GPU's busy time), at `idle_w` watts, as a pseudo-layer named
+/// "host.launch_wait"; nothing when the host keeps ahead or settings.host_launch_s is 0.
+void add_host_wait(NetworkPrediction& result, double idle_w);
 
 /// Predicts every unique operation once with `predictor` and aggregates by occurrence; the
 /// optimizer step (training) is predicted with `analytical`. Layer energies sum to the total.

@@ -192,6 +192,10 @@ ordered_json layer_json(const LayerPrediction& layer, double total_energy_j) {
   return j;
 }
 
+// Share of the iteration the GPU must wait for the host before the text calls it host-bound (the
+// first launch always makes it wait a little).
+constexpr double kHostBoundShare = 0.05;
+
 ordered_json totals_json(const network::NetworkTotals& t) {
   ordered_json j;
   j["time_s"] = t.time_s;
@@ -206,6 +210,9 @@ ordered_json totals_json(const network::NetworkTotals& t) {
   j["time_std_s"] = t.time_std_s;
   j["energy_std_j"] = t.energy_std_j;
   j["edp_std_j_s"] = t.edp_std_j_s;
+  j["gpu_time_s"] = t.gpu_time_s;
+  j["kernel_launches"] = t.kernel_launches;
+  j["host_launch_s"] = t.host_launch_s;
   return j;
 }
 
@@ -417,6 +424,18 @@ std::string render_text(const PredictionReport& report, const TextOptions& optio
     totals.add_row({"energy-precision ratio", format_quantity(m.ratio_j, "J"),
                     fmt::format("M = error^alpha × energy per sample, error {:g}, alpha {:g}",
                                 m.error, m.alpha)});
+  }
+  if (p.settings.host_launch_s > 0) {
+    totals.add_row(
+        {"kernel launches", fmt::format("{:.0f}", t.kernel_launches),
+         fmt::format(
+             "host {} at {} each; GPU busy {}{}", format_quantity(t.host_launch_s, "s"),
+             format_quantity(p.settings.host_launch_s, "s"), format_quantity(t.gpu_time_s, "s"),
+             t.time_s > t.gpu_time_s * (1 + 1e-9)
+                 ? fmt::format(
+                       ", waits {} for the host{}", format_quantity(t.time_s - t.gpu_time_s, "s"),
+                       t.time_s - t.gpu_time_s > kHostBoundShare * t.time_s ? " (host-bound)" : "")
+                 : std::string())});
   }
   if (report.memory) totals.add_row(memory_row(*report.memory, device));
   out += totals.render();
