@@ -230,6 +230,16 @@ TEST(PredictUserExports, AttentionLstmAndEinsumExportsPredict) {
   }
 }
 
+TEST(PredictText, UnknownOperatorsWithAMaterialShareAreWarnedFirst) {
+  const RunResult& r = run_cached(
+      {"predict", (kFixtureDir / "cli" / "unknown_op_net.onnx").string(), "--batch", "4"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  const std::string notes = r.out.substr(r.out.find("Notes:"));
+  EXPECT_THAT(notes, StartsWith("Notes:\n  - WARNING: operators nnergy does not know (Det) hold "))
+      << notes;
+  EXPECT_THAT(r.out, HasSubstr("?")) << r;
+}
+
 class ExportExample : public nnergy::test_support::TempDirTest {};
 
 // docs/examples/export_for_nnergy.py, run as a user would, then predicted in both modes.

@@ -46,6 +46,9 @@ std::string clock_text(const device::DeviceSpec& device, double clock_mhz) {
 }
 
 // Notes that qualify the numbers; shared by the text and JSON outputs.
+// Share of the time or bytes held by unknown operators from which the notes warn first.
+constexpr double kMaterialUnknownShare = 0.05;
+
 std::vector<std::string> notes(const PredictionReport& report) {
   const auto& p = report.prediction;
   const device::DeviceSpec& device = *report.device;
@@ -96,6 +99,23 @@ std::vector<std::string> notes(const PredictionReport& report) {
   if (!p.unknown_ops.empty()) {
     out.push_back("operators unknown to the catalog, predicted with the memory-bound fallback: " +
                   join_with_commas(p.unknown_ops));
+    double unknown_time_s = 0;
+    double unknown_bytes = 0;
+    for (const LayerPrediction& layer : p.layers) {
+      if (layer.known_op) continue;
+      unknown_time_s += layer.time_s;
+      unknown_bytes += layer.bytes;
+    }
+    const double time_share = p.totals.time_s > 0 ? unknown_time_s / p.totals.time_s : 0;
+    const double byte_share = p.totals.bytes > 0 ? unknown_bytes / p.totals.bytes : 0;
+    if (std::max(time_share, byte_share) >= kMaterialUnknownShare) {
+      // First, where nobody misses it: the totals may be far off.
+      out.insert(out.begin(),
+                 fmt::format("WARNING: operators nnergy does not know ({}) hold {:.0f} % of the "
+                             "predicted time and {:.0f} % of the bytes; their cost is a "
+                             "memory-bound guess, so the totals are rough",
+                             join_with_commas(p.unknown_ops), 100 * time_share, 100 * byte_share));
+    }
   }
   if (report.memory) {
     const network::MemoryEstimate& m = *report.memory;
