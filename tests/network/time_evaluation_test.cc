@@ -1,0 +1,95 @@
+#include "nnergy/network/time_evaluation.h"
+
+#include <gtest/gtest.h>
+
+#include "nnergy/graph/zoo.h"
+#include "nnergy/network/network_prediction.h"
+#include "nnergy/predict/analytical_predictor.h"
+
+namespace nnergy::network {
+namespace {
+
+const std::filesystem::path kDataDir = NNERGY_TEST_DATA_DIR;
+
+// Ratios and shares below are quotients of a few exact numbers.
+constexpr double kTolerance = 1e-12;
+
+const device::DeviceCatalog& catalog() {
+  static const device::DeviceCatalog c = device::DeviceCatalog::load(kDataDir / "devices.json");
+  return c;
+}
+
+NetworkTimeMeasurement resnet18(double measured_s, predict::Mode mode, TimedPart part) {
+  NetworkTimeMeasurement m;
+  m.id = "r" + std::to_string(measured_s);
+  m.network = "resnet18";
+  m.device_id = "a100-40gb";
+  m.model = graph::resolve_model("resnet18", kDataDir);
+  m.bindings.batch = 16;
+  m.mode = mode;
+  m.part = part;
+  m.measured_s = measured_s;
+  return m;
+}
+
+// The analytical prediction of resnet18 at batch 16 on the A100, computed directly.
+NetworkPrediction direct(predict::Mode mode) {
+  graph::DimBindings b;
+  b.batch = 16;
+  const graph::Network net = graph::import_onnx(graph::resolve_model("resnet18", kDataDir), b);
+  const CostedNetwork costed(net);
+  const predict::AnalyticalPredictor p(catalog().find("a100-40gb"));
+  PredictionSettings s;
+  s.mode = mode;
+  s.batch = 16;
+  s.point = {device::Precision::kFp32, catalog().find("a100-40gb").clock.boost_mhz};
+  return predict_network(costed, p, p, s);
+}
+
+TEST(TimeEvaluation, RatiosFollowThePredictionOfEachPart) {
+  const NetworkPrediction inference = direct(predict::Mode::kInference);
+  const NetworkPrediction training = direct(predict::Mode::kTraining);
+  double forward_s = 0;
+  double optimizer_s = 0;
+  for (const auto& l : training.layers) {
+    if (l.node_index) forward_s += l.forward_time_s;
+    if (!l.node_index) optimizer_s += l.time_s;
+  }
+  const TimeEvaluation e = evaluate_times(
+      {resnet18(inference.totals.time_s, predict::Mode::kInference, TimedPart::kIteration),
+       resnet18(2 * forward_s, predict::Mode::kTraining, TimedPart::kForward),
+       resnet18(training.totals.time_s - optimizer_s, predict::Mode::kTraining,
+                TimedPart::kIteration)},
+      catalog());
+  ASSERT_EQ(e.evaluated.size(), 3u);
+  EXPECT_NEAR(e.evaluated[0].ratio(), 1.0, kTolerance);
+  EXPECT_NEAR(e.evaluated[1].ratio(), 0.5, kTolerance);
+  EXPECT_NEAR(e.evaluated[2].ratio(), 1.0, kTolerance);  // no optimizer step in the measurement
+
+  const auto by_mode = summarize(e.evaluated, [](const EvaluatedTime& t) {
+    return std::string(predict::to_string(t.measurement.mode));
+  });
+  ASSERT_EQ(by_mode.size(), 3u);  // inference, training, all
+  EXPECT_EQ(by_mode.back().group, "all");
+  EXPECT_EQ(by_mode.back().count, 3u);
+  EXPECT_NEAR(by_mode.back().mape, 0.5 / 3, kTolerance);
+  EXPECT_NEAR(by_mode.back().median_ratio, 1.0, kTolerance);
+  EXPECT_NEAR(by_mode.back().within_10_percent, 2.0 / 3, kTolerance);
+}
+
+TEST(TimeEvaluation, MeasurementsThatCannotBePredictedAreReportedWithTheReason) {
+  NetworkTimeMeasurement fp16 = resnet18(1e-3, predict::Mode::kInference, TimedPart::kIteration);
+  fp16.device_id = "gtx-1080-ti";
+  fp16.precision = device::Precision::kFp16;
+  NetworkTimeMeasurement missing = fp16;
+  missing.device_id = "a100-40gb";
+  missing.model = "/nonexistent/model.onnx";
+  const TimeEvaluation e = evaluate_times({fp16, missing}, catalog());
+  EXPECT_TRUE(e.evaluated.empty());
+  ASSERT_EQ(e.failures.size(), 2u);
+  EXPECT_NE(e.failures[0].second.find("gtx-1080-ti has no fp16 peak"), std::string::npos);
+  EXPECT_NE(e.failures[1].second.find("/nonexistent/model.onnx"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace nnergy::network
