@@ -1,4 +1,5 @@
-// `nnergy dataset`: merge measured datasets and export them as a flat table.
+// `nnergy dataset`: merge measured datasets, export them as a flat table, import published
+// measurements.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -16,7 +17,10 @@
 #include "nnergy/core/error.h"
 #include "nnergy/dataset/dataset_export.h"
 #include "nnergy/dataset/dataset_merge.h"
+#include "nnergy/dataset/dataset_schema.h"
 #include "nnergy/dataset/dataset_store.h"
+#include "nnergy/dataset/published_import.h"
+#include "nnergy/report/run_context.h"
 #include "nnergy/report/text_table.h"
 
 namespace nnergy::cli {
@@ -36,7 +40,14 @@ struct ValidateOptions {
 struct ExportOptions {
   std::string db;
   bool csv = false;
+  std::string table = "measurements";
   std::string output;
+};
+
+struct ImportOptions {
+  std::string file;
+  std::string db;
+  bool json = false;
 };
 
 void require_existing(const std::string& path) {
@@ -59,6 +70,15 @@ CommandResult run_merge(const MergeOptions& o) {
   out += fmt::format("network measurements: {} added, {} replaced, {} kept\n",
                      s.network_measurements_added, s.network_measurements_replaced,
                      s.network_measurements_kept);
+  if (s.published_added + s.published_already_present > 0 || !s.published_conflicts.empty()) {
+    out +=
+        fmt::format("published measurements: {} added, {} already present, {} conflicts\n",
+                    s.published_added, s.published_already_present, s.published_conflicts.size());
+    for (const dataset::PublishedConflict& c : s.published_conflicts) {
+      out += fmt::format("  {}: differs in {}; the record in {} is kept\n", c.id,
+                         join_with_commas(c.fields), o.output);
+    }
+  }
   return {out, 0};
 }
 
@@ -70,14 +90,100 @@ CommandResult run_export(const ExportOptions& o, const std::string& command_line
   dataset::CsvExportOptions options;
   options.command_line = command_line;
   std::ostringstream table;
-  const std::int64_t rows = dataset::export_csv(store, table, options);
+  const bool published = o.table == "published";
+  const std::int64_t rows = published ? dataset::export_published_csv(store, table, options)
+                                      : dataset::export_csv(store, table, options);
   if (o.output.empty() || o.output == "-") return {table.str(), 0};
   // Written whole after the export succeeded, so a failed export leaves no partial file.
   std::ofstream file(o.output, std::ios::binary | std::ios::trunc);
   file << table.str();
   file.close();
   if (!file) throw InvalidInput(fmt::format("-o {}: cannot write the file", o.output));
-  return {fmt::format("wrote {} measurement rows to {}\n", rows, o.output), 0};
+  return {fmt::format("wrote {} {} rows to {}\n", rows,
+                      published ? "published measurement" : "measurement", o.output),
+          0};
+}
+
+nlohmann::ordered_json counts_json(const std::map<std::string, std::int64_t>& counts) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [name, count] : counts) j[name] = count;
+  return j;
+}
+
+std::string import_json(const dataset::PublishedImportSummary& s, const ImportOptions& o,
+                        const std::string& command_line) {
+  nlohmann::ordered_json j;
+  j["context"] = report::RunContext::now(command_line)
+                     .add("input", o.file)
+                     .add("database", o.db)
+                     .add("dataset_schema_version", dataset::kDatasetSchemaVersion)
+                     .to_json();
+  j["records_read"] = s.records_read;
+  j["records_valid"] = s.accepted;
+  j["records_imported"] = s.stored.imported.size();
+  j["records_already_present"] = s.stored.already_present.size();
+  j["records_conflicting"] = s.stored.conflicts.size();
+  j["records_rejected"] = s.rejected.size();
+  j["rejected"] = nlohmann::ordered_json::array();
+  for (const dataset::RejectedRecord& r : s.rejected) {
+    j["rejected"].push_back({{"index", r.index},
+                             {"id", r.id ? nlohmann::ordered_json(*r.id) : nullptr},
+                             {"name", r.name()},
+                             {"reason", r.reason}});
+  }
+  j["conflicts"] = nlohmann::ordered_json::array();
+  for (const dataset::PublishedConflict& c : s.stored.conflicts) {
+    j["conflicts"].push_back({{"id", c.id}, {"differing_fields", c.fields}});
+  }
+  j["valid_records_per_source"] = counts_json(s.per_source);
+  j["valid_records_per_gpu"] = counts_json(s.per_gpu);
+  j["valid_records_per_quantity"] = counts_json(s.per_quantity);
+  return j.dump(2) + "\n";
+}
+
+std::string counts_table(const std::string& title,
+                         const std::map<std::string, std::int64_t>& counts) {
+  report::TextTable table;
+  using A = report::TextTable::Align;
+  table.add_column("records", A::kRight);
+  table.add_column(title, A::kLeft);
+  for (const auto& [name, count] : counts) table.add_row({std::to_string(count), name});
+  return table.render();
+}
+
+std::string import_text(const dataset::PublishedImportSummary& s, const ImportOptions& o) {
+  std::string out =
+      fmt::format("imported published measurements from {} into {} (dataset schema version {})\n",
+                  o.file, o.db, dataset::kDatasetSchemaVersion);
+  out += fmt::format("records read: {}\n", s.records_read);
+  out += fmt::format("valid: {}\n", s.accepted);
+  out += fmt::format("imported: {}\n", s.stored.imported.size());
+  out +=
+      fmt::format("already present (same id, same content): {}\n", s.stored.already_present.size());
+  out += fmt::format("conflicts (same id, other content; the stored record is kept): {}\n",
+                     s.stored.conflicts.size());
+  for (const dataset::PublishedConflict& c : s.stored.conflicts) {
+    out += fmt::format("  {}: differs in {}\n", c.id, join_with_commas(c.fields));
+  }
+  out += fmt::format("rejected: {}\n", s.rejected.size());
+  for (const dataset::RejectedRecord& r : s.rejected) {
+    out += fmt::format("  {}: {}\n", r.name(), r.reason);
+  }
+  out += "\nvalid records per source:\n" + counts_table("source", s.per_source);
+  out += "\nvalid records per GPU:\n" + counts_table("gpu", s.per_gpu);
+  out += "\nvalid records per quantity:\n" + counts_table("quantity", s.per_quantity);
+  return out;
+}
+
+CommandResult run_import(const ImportOptions& o, const std::string& command_line) {
+  if (!std::filesystem::exists(o.file)) {
+    throw InvalidInput(
+        fmt::format("{}: no such file (expected a JSON list of published measurements, e.g. "
+                    "data/calibration/measured_public.json)",
+                    o.file));
+  }
+  const dataset::PublishedImportSummary s = dataset::import_published_measurements(o.file, o.db);
+  return {o.json ? import_json(s, o, command_line) : import_text(s, o), 0};
 }
 
 // One network measurement against the sum of its measured operations (seed 000 §6.1).
@@ -225,8 +331,20 @@ CommandResult run_validate(const ValidateOptions& o, const std::string& command_
 }  // namespace
 
 void add_dataset_command(CLI::App& app, CommandRun* selected, const std::string& command_line) {
-  CLI::App* cmd = app.add_subcommand("dataset", "Merge, export and validate measured datasets");
+  CLI::App* cmd = app.add_subcommand(
+      "dataset", "Merge, export and validate measured datasets; import published measurements");
   cmd->require_subcommand(1);
+
+  auto imp = std::make_shared<ImportOptions>();
+  CLI::App* import_cmd = cmd->add_subcommand(
+      "import", "Add published measurements (a JSON list, data/calibration/) to a dataset");
+  import_cmd->add_option("FILE", imp->file, "JSON list of published measurement records")
+      ->required();
+  import_cmd->add_option("--db", imp->db, "dataset file (created when missing)")->required();
+  import_cmd->add_flag("--json", imp->json, "write the summary as JSON");
+  import_cmd->callback([imp, selected, command_line] {
+    *selected = [imp, command_line] { return run_import(*imp, command_line); };
+  });
 
   auto merge = std::make_shared<MergeOptions>();
   CLI::App* merge_cmd =
@@ -247,9 +365,15 @@ void add_dataset_command(CLI::App& app, CommandRun* selected, const std::string&
 
   auto exp = std::make_shared<ExportOptions>();
   CLI::App* export_cmd =
-      cmd->add_subcommand("export", "Write the op measurements as one flat table (pandas-ready)");
+      cmd->add_subcommand("export", "Write a table of the dataset as flat CSV (pandas-ready)");
   export_cmd->add_option("--db", exp->db, "dataset file")->required();
   export_cmd->add_flag("--csv", exp->csv, "CSV with '#' context lines");
+  export_cmd
+      ->add_option("--table", exp->table,
+                   "measurements (op measurements with their features) or published "
+                   "(published measurements from `dataset import`)")
+      ->check(CLI::IsMember({"measurements", "published"}))
+      ->capture_default_str();
   export_cmd->add_option("-o,--output", exp->output, "output file (default: stdout)");
   export_cmd->callback([exp, selected, command_line] {
     *selected = [exp, command_line] { return run_export(*exp, command_line); };

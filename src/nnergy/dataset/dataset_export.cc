@@ -74,6 +74,52 @@ std::string comment_value(std::string text) {
   return text;
 }
 
+// Writes every row of `select` (its first `column_count` columns) as CSV records.
+void write_rows(SqliteStatement& select, int column_count, std::ostream& rows,
+                std::int64_t& row_count) {
+  while (select.step()) {
+    for (int c = 0; c < column_count; ++c) {
+      if (c > 0) rows << ',';
+      if (select.column_is_null(c)) continue;
+      // Integers stay integers; reals use the shortest text that reads back exactly.
+      switch (select.column_type(c)) {
+        case SQLITE_INTEGER:
+          rows << select.column_int(c);
+          break;
+        case SQLITE_FLOAT:
+          rows << fmt::format("{}", select.column_double(c));
+          break;
+        default:
+          rows << csv_field(select.column_text(c));
+      }
+    }
+    rows << '\n';
+    ++row_count;
+  }
+}
+
+// The "# key: value" context lines at the top of every export.
+void write_context(const DatasetStore& store, std::ostream& out, const CsvExportOptions& options,
+                   std::int64_t row_count, std::string_view units) {
+  out << fmt::format("# tool: nnergy\n# tool_version: {}\n# dataset_schema_version: {}\n",
+                     kToolVersion, store.schema_version());
+  out << fmt::format("# source: {}\n", comment_value(store.path()));
+  out << fmt::format("# command_line: {}\n", comment_value(options.command_line));
+  out << fmt::format("# date_utc: {}\n", utc_now_iso8601());
+  out << fmt::format("# row_count: {}\n", row_count);
+  out << fmt::format("# units: {}\n", units);
+}
+
+void write_header(std::ostream& out, const std::vector<std::string>& columns) {
+  bool first = true;
+  for (const std::string& name : columns) {
+    if (!first) out << ',';
+    first = false;
+    out << name;
+  }
+  out << '\n';
+}
+
 }  // namespace
 
 const std::vector<std::string>& csv_columns() {
@@ -104,41 +150,46 @@ std::int64_t export_csv(const DatasetStore& store, std::ostream& out,
   std::ostringstream rows;
   std::int64_t row_count = 0;
   const int column_count = static_cast<int>(column_expressions().size());
-  while (select.step()) {
-    for (int c = 0; c < column_count; ++c) {
-      if (c > 0) rows << ',';
-      if (select.column_is_null(c)) continue;
-      // Integers stay integers; reals use the shortest text that reads back exactly.
-      switch (select.column_type(c)) {
-        case SQLITE_INTEGER:
-          rows << select.column_int(c);
-          break;
-        case SQLITE_FLOAT:
-          rows << fmt::format("{}", select.column_double(c));
-          break;
-        default:
-          rows << csv_field(select.column_text(c));
-      }
-    }
-    rows << '\n';
-    ++row_count;
-  }
+  write_rows(select, column_count, rows, row_count);
 
-  out << fmt::format("# tool: nnergy\n# tool_version: {}\n# dataset_schema_version: {}\n",
-                     kToolVersion, kDatasetSchemaVersion);
-  out << fmt::format("# source: {}\n", comment_value(store.path()));
-  out << fmt::format("# command_line: {}\n", comment_value(options.command_line));
-  out << fmt::format("# date_utc: {}\n", utc_now_iso8601());
-  out << fmt::format("# row_count: {}\n", row_count);
-  out << "# units: SI; time, power and energy are per iteration; bytes are a lower bound "
-         "(each tensor touched once)\n";
-  bool first = true;
-  for (const std::string& name : csv_columns()) {
-    if (!first) out << ',';
-    first = false;
-    out << name;
+  write_context(store, out, options, row_count,
+                "SI; time, power and energy are per iteration; bytes are a lower bound (each "
+                "tensor touched once)");
+  write_header(out, csv_columns());
+  out << rows.str();
+  return row_count;
+}
+
+const std::vector<std::string>& published_csv_columns() {
+  static const std::vector<std::string> names = {
+      "id",          "source",    "location",  "gpu",         "network",  "mode",  "batch",
+      "input_shape", "precision", "framework", "clock_mhz",   "quantity", "value", "unit",
+      "value_si",    "unit_si",   "measured",  "derivation",  "grade",    "notes", "n_samples",
+      "median_ms",   "stdev_ms",  "layer",     "imported_utc"};
+  return names;
+}
+
+std::int64_t export_published_csv(const DatasetStore& store, std::ostream& out,
+                                  const CsvExportOptions& options) {
+  std::ostringstream rows;
+  std::int64_t row_count = 0;
+  if (store.schema_version() >= 2) {
+    std::string select_list;
+    for (const std::string& name : published_csv_columns()) {
+      if (!select_list.empty()) select_list += ", ";
+      select_list += name;
+    }
+    SqliteStatement select(
+        store.connection(),
+        fmt::format("SELECT {} FROM published_measurements ORDER BY id", select_list),
+        store.path());
+    write_rows(select, static_cast<int>(published_csv_columns().size()), rows, row_count);
   }
-  out << '\n' << rows.str();
+  write_context(store, out, options, row_count,
+                "value is in the column unit, exactly as published; value_si is the same figure "
+                "in unit_si; median_ms and stdev_ms in ms; clock_mhz in MHz");
+  write_header(out, published_csv_columns());
+  out << rows.str();
   return row_count;
 }
 

@@ -100,6 +100,14 @@ MergeSummary merge_into(DatasetStore& destination, const std::string& source_pat
       destination.record_network_measurement(m);
     }
   }
+  std::vector<PublishedMeasurement> published;
+  for (StoredPublishedMeasurement& p : source.published_measurements()) {
+    published.push_back(std::move(p.record));
+  }
+  PublishedStoreResult stored = destination.add_published_measurements(published);
+  summary.published_added = static_cast<std::int64_t>(stored.imported.size());
+  summary.published_already_present = static_cast<std::int64_t>(stored.already_present.size());
+  summary.published_conflicts = std::move(stored.conflicts);
   transaction.commit();
   return summary;
 }
@@ -116,6 +124,11 @@ MergeSummary merge_datasets(const std::string& destination_path,
     total.network_measurements_added += part.network_measurements_added;
     total.network_measurements_replaced += part.network_measurements_replaced;
     total.network_measurements_kept += part.network_measurements_kept;
+    total.published_added += part.published_added;
+    total.published_already_present += part.published_already_present;
+    total.published_conflicts.insert(total.published_conflicts.end(),
+                                     part.published_conflicts.begin(),
+                                     part.published_conflicts.end());
   }
   return total;
 }

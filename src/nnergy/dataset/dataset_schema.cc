@@ -126,6 +126,40 @@ CREATE INDEX measurements_by_session ON measurements(session_id);
 CREATE INDEX network_measurements_by_session ON network_measurements(session_id);
 )sql";
 
+// Added in schema version 2. Published measurements keep the ids of the file they came from
+// (data/calibration/measured_public.json), so the id is the key and a re-import adds nothing.
+// `value` is in `unit` exactly as published; `value_si` in `unit_si`.
+constexpr std::string_view kPublishedDdl = R"sql(
+CREATE TABLE published_measurements (
+  id TEXT PRIMARY KEY,
+  source TEXT NOT NULL,
+  location TEXT NOT NULL,
+  gpu TEXT NOT NULL,
+  network TEXT NOT NULL,
+  mode TEXT NOT NULL,
+  batch INTEGER,
+  input_shape TEXT,
+  precision TEXT,
+  framework TEXT NOT NULL,
+  clock_mhz INTEGER,
+  quantity TEXT NOT NULL,
+  value REAL NOT NULL,
+  unit TEXT NOT NULL,
+  value_si REAL,
+  unit_si TEXT NOT NULL,
+  measured INTEGER NOT NULL CHECK (measured = 1),
+  derivation TEXT NOT NULL,
+  grade TEXT NOT NULL CHECK (grade IN ('A', 'B', 'C')),
+  notes TEXT NOT NULL,
+  n_samples INTEGER,
+  median_ms REAL,
+  stdev_ms REAL,
+  layer TEXT,
+  imported_utc TEXT NOT NULL
+);
+CREATE INDEX published_measurements_by_gpu ON published_measurements(gpu, quantity);
+)sql";
+
 int table_count(sqlite3* db, const std::string& path) {
   SqliteStatement count(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", path);
   count.step();
@@ -134,7 +168,10 @@ int table_count(sqlite3* db, const std::string& path) {
 
 }  // namespace
 
-std::string_view dataset_schema_ddl() { return kDdl; }
+std::string_view dataset_schema_ddl() {
+  static const std::string ddl = std::string(kDdl) + std::string(kPublishedDdl);
+  return ddl;
+}
 
 int read_schema_version(sqlite3* db, const std::string& path) {
   SqliteStatement version(db, "PRAGMA user_version", path);
@@ -143,12 +180,14 @@ int read_schema_version(sqlite3* db, const std::string& path) {
 }
 
 void check_schema_version(int found_version, const std::string& path) {
-  if (found_version == kDatasetSchemaVersion) return;
+  if (found_version >= kOldestReadableSchemaVersion && found_version <= kDatasetSchemaVersion) {
+    return;
+  }
   throw InvalidInput(fmt::format(
-      "dataset '{}' has schema version {}, but this nnergy reads schema version {} only; "
-      "files are never migrated silently: re-create the dataset or use the nnergy version that "
-      "wrote it (docs/dataset.md)",
-      path, found_version, kDatasetSchemaVersion));
+      "dataset '{}' has schema version {}, but this nnergy reads schema version {} (and the older "
+      "versions from {}) only; files of other versions are never migrated: re-create the "
+      "dataset or use the nnergy version that wrote it (docs/dataset.md)",
+      path, found_version, kDatasetSchemaVersion, kOldestReadableSchemaVersion));
 }
 
 void create_schema(sqlite3* db, const std::string& path) {
@@ -168,13 +207,51 @@ void create_schema(sqlite3* db, const std::string& path) {
           "dataset (expected schema version {} or an empty file)",
           path, kDatasetSchemaVersion));
     }
-    execute_sql(db, kDdl, path);
+    execute_sql(db, dataset_schema_ddl(), path);
     SqliteStatement meta(db, "INSERT INTO meta (key, value) VALUES (?1, ?2)", path);
     const std::pair<const char*, std::string> rows[] = {
         {"schema_version", std::to_string(kDatasetSchemaVersion)},
         {"created_by", "nnergy"},
         {"created_tool_version", kToolVersion},
         {"created_utc", utc_now_iso8601()},
+    };
+    for (const auto& [key, value] : rows) {
+      meta.bind(1, std::string_view(key)).bind(2, std::string_view(value));
+      meta.run();
+      meta.reset();
+    }
+    execute_sql(db, fmt::format("PRAGMA user_version = {}", kDatasetSchemaVersion), path);
+    execute_sql(db, "COMMIT", path);
+  } catch (...) {
+    if (sqlite3_get_autocommit(db) == 0) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+void migrate_schema(sqlite3* db, const std::string& path) {
+  execute_sql(db, "BEGIN IMMEDIATE", path);
+  try {
+    // Read again under the write lock: another process may have migrated the file meanwhile.
+    const int version = read_schema_version(db, path);
+    if (version == kDatasetSchemaVersion) {
+      execute_sql(db, "ROLLBACK", path);
+      return;
+    }
+    if (version != 1) {
+      throw InternalError(
+          fmt::format("dataset '{}': no migration from schema version {}", path, version));
+    }
+    // 1 -> 2 only adds the published_measurements table: every version-1 row stays as it was.
+    execute_sql(db, kPublishedDdl, path);
+    SqliteStatement meta(db,
+                         "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) "
+                         "DO UPDATE SET value = excluded.value",
+                         path);
+    const std::pair<const char*, std::string> rows[] = {
+        {"schema_version", std::to_string(kDatasetSchemaVersion)},
+        {"migrated_from_schema_version", std::to_string(version)},
+        {"migrated_tool_version", kToolVersion},
+        {"migrated_utc", utc_now_iso8601()},
     };
     for (const auto& [key, value] : rows) {
       meta.bind(1, std::string_view(key)).bind(2, std::string_view(value));

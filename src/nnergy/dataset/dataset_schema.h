@@ -8,9 +8,14 @@ struct sqlite3;
 namespace nnergy::dataset {
 
 /// Version of the dataset's table layout, stored in `PRAGMA user_version` and in the `meta`
-/// table. Bumped on any change of a table or column; nnergy opens only files of exactly this
-/// version and never migrates one silently (docs/dataset.md).
-inline constexpr int kDatasetSchemaVersion = 1;
+/// table. Bumped on any change of a table or column (docs/dataset.md, "Versioning").
+/// Version 2 added the `published_measurements` table.
+inline constexpr int kDatasetSchemaVersion = 2;
+
+/// The oldest version nnergy still opens. Files from kOldestReadableSchemaVersion up to
+/// kDatasetSchemaVersion are read as they are; opened for writing, an older file is migrated by
+/// migrate_schema (recorded in its `meta` table). Any other version is refused untouched.
+inline constexpr int kOldestReadableSchemaVersion = 1;
 
 /// The CREATE TABLE / CREATE INDEX statements of schema version kDatasetSchemaVersion.
 std::string_view dataset_schema_ddl();
@@ -24,8 +29,15 @@ int read_schema_version(sqlite3* db, const std::string& path);
 /// checks the version. Throws InvalidInput naming `path` when the file holds other tables.
 void create_schema(sqlite3* db, const std::string& path);
 
-/// Throws InvalidInput naming `path`, `found_version` and kDatasetSchemaVersion unless they
-/// are equal.
+/// Throws InvalidInput naming `path`, `found_version` and the readable versions unless
+/// kOldestReadableSchemaVersion <= `found_version` <= kDatasetSchemaVersion.
 void check_schema_version(int found_version, const std::string& path);
+
+/// Brings the file open on `db`, of a readable version older than kDatasetSchemaVersion, to
+/// kDatasetSchemaVersion in one transaction: 1 -> 2 creates `published_measurements` and
+/// changes no existing row. Records `migrated_from_schema_version`, `migrated_tool_version` and
+/// `migrated_utc` in `meta`. A file migrated meanwhile by another process is left as it is.
+/// Not thread-safe.
+void migrate_schema(sqlite3* db, const std::string& path);
 
 }  // namespace nnergy::dataset

@@ -236,6 +236,7 @@ DatasetStore DatasetStore::open(const std::string& path, OpenMode mode, int busy
   // Read the version before writing anything: a file of another version is left untouched.
   const int version = read_schema_version(db, path);
   if (version != 0) check_schema_version(version, path);
+  store.schema_version_ = version == 0 ? kDatasetSchemaVersion : version;
   const bool read_only = sqlite3_db_readonly(db, "main") == 1;
   if (version == 0 && read_only) {
     throw InvalidInput(
@@ -247,19 +248,27 @@ DatasetStore DatasetStore::open(const std::string& path, OpenMode mode, int busy
   // read-only connection cannot change the journal mode and does not need to.
   if (!read_only) execute_sql(db, "PRAGMA journal_mode = WAL", path);
   if (version == 0) create_schema(db, path);
+  // An older file is read as it is, and migrated only when opened for writing.
+  if (version != 0 && version < kDatasetSchemaVersion && !read_only) {
+    migrate_schema(db, path);
+    store.schema_version_ = kDatasetSchemaVersion;
+  }
   return store;
 }
 
 DatasetStore::DatasetStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
 
 DatasetStore::DatasetStore(DatasetStore&& other) noexcept
-    : db_(std::exchange(other.db_, nullptr)), path_(std::move(other.path_)) {}
+    : db_(std::exchange(other.db_, nullptr)),
+      path_(std::move(other.path_)),
+      schema_version_(other.schema_version_) {}
 
 DatasetStore& DatasetStore::operator=(DatasetStore&& other) noexcept {
   if (this != &other) {
     sqlite3_close_v2(db_);
     db_ = std::exchange(other.db_, nullptr);
     path_ = std::move(other.path_);
+    schema_version_ = other.schema_version_;
   }
   return *this;
 }

@@ -8,6 +8,7 @@
 
 #include "nnergy/dataset/measurement_key.h"
 #include "nnergy/dataset/op_record.h"
+#include "nnergy/dataset/published_measurement.h"
 #include "nnergy/graph/network.h"
 #include "nnergy/graph/whitelist.h"
 
@@ -103,6 +104,35 @@ struct NetworkMeasurementRecord {
   MeasuredValues values;
 };
 
+/// A published measurement as stored (table `published_measurements`; key: record.id).
+struct StoredPublishedMeasurement {
+  PublishedMeasurement record;
+  std::string imported_utc;  ///< ISO 8601 UTC with ms: when the import that added it ran
+
+  bool operator==(const StoredPublishedMeasurement&) const = default;
+};
+
+/// Which published measurements DatasetStore::published_measurements returns: a field that is
+/// set must match exactly; an unset one matches every row.
+struct PublishedFilter {
+  std::optional<std::string> gpu;
+  std::optional<std::string> quantity;
+  std::optional<std::string> grade;
+};
+
+/// A record whose id is already stored with other content; the stored row is kept.
+struct PublishedConflict {
+  std::string id;
+  std::vector<std::string> fields;  ///< the fields that differ (differing_fields)
+};
+
+/// What DatasetStore::add_published_measurements did with each record, by id, in input order.
+struct PublishedStoreResult {
+  std::vector<std::string> imported;         ///< ids that were not stored before
+  std::vector<std::string> already_present;  ///< ids stored with exactly the same content
+  std::vector<PublishedConflict> conflicts;  ///< ids stored with other content (kept as stored)
+};
+
 /// How DatasetStore::open opens a file.
 enum class OpenMode {
   kReadWrite,  ///< create the file and its tables when missing
@@ -127,6 +157,9 @@ class DatasetStore {
   ~DatasetStore();
 
   const std::string& path() const { return path_; }
+  /// Schema version of the file: kDatasetSchemaVersion, or an older readable version for a file
+  /// opened read-only (opened for writing, an older file is migrated first).
+  int schema_version() const { return schema_version_; }
   /// The `meta` table: schema_version, created_by, created_tool_version, created_utc.
   std::vector<std::pair<std::string, std::string>> meta() const;
 
@@ -164,6 +197,15 @@ class DatasetStore {
   std::vector<NetworkRecord> networks() const;
   std::vector<NetworkMeasurementRecord> network_measurements() const;
 
+  /// Stores published measurements in one transaction, all stamped with the same import time.
+  /// Idempotent: a record whose id is stored with the same content is counted as already
+  /// present; one stored with other content is a conflict, reported and not overwritten.
+  PublishedStoreResult add_published_measurements(const std::vector<PublishedMeasurement>& records);
+  /// The stored published measurements matching `filter`, ordered by id. Empty for a file of
+  /// schema version 1 opened read-only (it has no such table).
+  std::vector<StoredPublishedMeasurement> published_measurements(
+      const PublishedFilter& filter = {}) const;
+
   /// The open connection, for merge and export inside this module.
   sqlite3* connection() const { return db_; }
 
@@ -172,6 +214,7 @@ class DatasetStore {
 
   sqlite3* db_ = nullptr;
   std::string path_;
+  int schema_version_ = 0;
 };
 
 /// "ok" or "error".

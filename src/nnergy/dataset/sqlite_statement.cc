@@ -76,6 +76,13 @@ SqliteStatement& SqliteStatement::bind(int index, const std::optional<double>& v
   return *this;
 }
 
+SqliteStatement& SqliteStatement::bind(int index, const std::optional<std::int64_t>& value) {
+  if (value) return bind(index, *value);
+  const int rc = sqlite3_bind_null(statement_, index);
+  if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, path_, "binding a parameter");
+  return *this;
+}
+
 SqliteStatement& SqliteStatement::bind(int index, const std::optional<std::string>& value) {
   if (value) return bind(index, std::string_view(*value));
   const int rc = sqlite3_bind_null(statement_, index);
@@ -118,6 +125,11 @@ std::string SqliteStatement::column_text(int column) const {
 std::optional<double> SqliteStatement::column_optional_double(int column) const {
   if (column_is_null(column)) return std::nullopt;
   return column_double(column);
+}
+
+std::optional<std::int64_t> SqliteStatement::column_optional_int(int column) const {
+  if (column_is_null(column)) return std::nullopt;
+  return column_int(column);
 }
 
 std::optional<std::string> SqliteStatement::column_optional_text(int column) const {

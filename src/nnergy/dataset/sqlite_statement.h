@@ -35,6 +35,7 @@ class SqliteStatement {
   SqliteStatement& bind(int index, double value);
   SqliteStatement& bind(int index, std::string_view value);
   SqliteStatement& bind(int index, const std::optional<double>& value);
+  SqliteStatement& bind(int index, const std::optional<std::int64_t>& value);
   SqliteStatement& bind(int index, const std::optional<std::string>& value);
 
   /// Advances to the next row; false when the statement is done. Throws on error.
@@ -49,6 +50,7 @@ class SqliteStatement {
   double column_double(int column) const;
   std::string column_text(int column) const;
   std::optional<double> column_optional_double(int column) const;
+  std::optional<std::int64_t> column_optional_int(int column) const;
   std::optional<std::string> column_optional_text(int column) const;
   bool column_is_null(int column) const;
   /// SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_BLOB or SQLITE_NULL.
