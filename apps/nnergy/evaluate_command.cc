@@ -18,11 +18,14 @@
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
+#include "nnergy/dataset/published_measurement.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/learn/evaluation.h"
 #include "nnergy/learn/model_file.h"
+#include "nnergy/learn/published_times.h"
 #include "nnergy/learn/regressor_settings.h"
 #include "nnergy/learn/training_table.h"
+#include "nnergy/network/time_evaluation.h"
 #include "nnergy/report/quantity_format.h"
 #include "nnergy/report/run_context.h"
 #include "nnergy/report/text_table.h"
@@ -40,6 +43,10 @@ using report::TextTable;
 
 struct EvaluateOptions {
   std::string db;
+  std::string published;                         ///< --published FILE
+  std::vector<std::string> grades = {"A", "B"};  ///< --grades
+  double host_launch_us = 0;
+  bool json = false;
   std::vector<std::string> predictors = {"forest"};
   std::size_t folds = 15;
   std::vector<std::string> holdout_networks;
@@ -267,7 +274,153 @@ std::vector<std::string> split_list(const std::vector<std::string>& items) {
   return out;
 }
 
+// The per-group error table of a published-measurement evaluation.
+std::string error_table(const std::string& title, const std::vector<network::ErrorSummary>& rows) {
+  report::TextTable t;
+  t.add_column(title, report::TextTable::Align::kLeft);
+  for (const char* c : {"n", "MAPE %", "median pred/meas", "within ±10 %"}) {
+    t.add_column(c, report::TextTable::Align::kRight);
+  }
+  for (const network::ErrorSummary& r : rows) {
+    t.add_row({r.group, std::to_string(r.count), fmt::format("{:.1f}", 100 * r.mape),
+               fmt::format("{:.2f}", r.median_ratio),
+               fmt::format("{:.0f} %", 100 * r.within_10_percent)});
+  }
+  return t.render();
+}
+
+nlohmann::ordered_json error_json(const std::vector<network::ErrorSummary>& rows) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const network::ErrorSummary& r : rows) {
+    j.push_back({{"group", r.group},
+                 {"count", r.count},
+                 {"mape", r.mape},
+                 {"median_ratio", r.median_ratio},
+                 {"within_10_percent", r.within_10_percent}});
+  }
+  return j;
+}
+
+// `nnergy evaluate --published FILE`: the analytical model against published whole-network times.
+CommandResult run_evaluate_published(const EvaluateOptions& o, const std::string& command_line) {
+  if (!(o.host_launch_us >= 0)) {
+    throw InvalidInput(fmt::format("--host-launch-us {}: expected >= 0", o.host_launch_us));
+  }
+  const std::vector<std::string> grades = split_list(o.grades);
+  for (const std::string& g : grades) {
+    const auto& known = dataset::published_grades();
+    if (std::find(known.begin(), known.end(), g) == known.end()) {
+      throw InvalidInput("--grades " + g + ": expected A, B or C");
+    }
+  }
+  const std::filesystem::path data_dir = data_directory();
+  device::DeviceCatalog catalog = device::DeviceCatalog::load_default(data_dir);
+  if (!o.devices_file.empty()) catalog.merge(device::DeviceCatalog::load(o.devices_file));
+  const dataset::PublishedReadResult read = dataset::read_published_measurements(o.published);
+  const learn::PublishedTimes times = learn::published_times(read.records, data_dir, grades);
+  network::TimeEvaluationSettings settings;
+  settings.host_launch_s = o.host_launch_us * 1e-6;
+  const network::TimeEvaluation e = network::evaluate_times(times.measurements, catalog, settings);
+
+  using Key = std::function<std::string(const network::EvaluatedTime&)>;
+  const std::vector<std::pair<std::string, Key>> groupings = {
+      {"device", [](const auto& t) { return t.measurement.device_id; }},
+      {"precision",
+       [](const auto& t) { return std::string(device::to_string(t.measurement.precision)); }},
+      {"mode",
+       [](const auto& t) {
+         std::string m(predict::to_string(t.measurement.mode));
+         if (t.measurement.part == network::TimedPart::kForward) m += " (forward)";
+         if (t.measurement.part == network::TimedPart::kBackward) m += " (backward)";
+         return m;
+       }},
+      {"grade", [](const auto& t) { return t.measurement.grade; }},
+      {"source",
+       [](const auto& t) {
+         return t.measurement.source.substr(0, t.measurement.source.find(" ("));
+       }},
+  };
+  std::map<std::string, std::size_t> skip_reasons;
+  for (const auto& [id, why] : times.skipped) ++skip_reasons[why];
+
+  report::RunContext context = report::RunContext::now(command_line);
+  context.add("published", o.published)
+      .add("grades", grades)
+      .add("host_launch_s", settings.host_launch_s)
+      .add("predictor", "analytical");
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["context"] = context.to_json();
+    j["records_read"] = read.records_read;
+    j["rejected"] = read.rejected.size();
+    j["measurements"] = times.measurements.size();
+    j["evaluated"] = e.evaluated.size();
+    nlohmann::ordered_json skipped = nlohmann::ordered_json::object();
+    for (const auto& [why, n] : skip_reasons) skipped[why] = n;
+    j["skipped"] = skipped;
+    nlohmann::ordered_json failures = nlohmann::ordered_json::array();
+    for (const auto& [m, why] : e.failures) failures.push_back({{"id", m.id}, {"reason", why}});
+    j["failures"] = failures;
+    for (const auto& [name, key] : groupings)
+      j["by_" + name] = error_json(network::summarize(e.evaluated, key));
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const network::EvaluatedTime& t : e.evaluated) {
+      rows.push_back({{"id", t.measurement.id},
+                      {"network", t.measurement.network},
+                      {"device", t.measurement.device_id},
+                      {"measured_s", t.measurement.measured_s},
+                      {"predicted_s", t.predicted_s}});
+    }
+    j["records"] = rows;
+    return {j.dump(2) + "\n", 0};
+  }
+  std::string out = fmt::format(
+      "nnergy evaluate: the analytical model against published whole-network times in {}\n",
+      o.published);
+  out += fmt::format(
+      "  {} records read ({} rejected by the reader); grades {}; {} whole-network times "
+      "predicted, {} could not be, {} records skipped\n",
+      read.records_read, read.rejected.size(), join_with_commas(grades), e.evaluated.size(),
+      e.failures.size(), times.skipped.size());
+  out += fmt::format(
+      "  no parameter of the model was fitted on these measurements: every figure is "
+      "out-of-sample (host launch cost {} µs per kernel)\n",
+      o.host_launch_us);
+  for (const auto& [name, key] : groupings) {
+    out += "\n" + error_table(name, network::summarize(e.evaluated, key));
+  }
+  out += "\nSkipped records, by reason:\n";
+  for (const auto& [why, n] : skip_reasons) out += fmt::format("  {:4} {}\n", n, why);
+  if (!e.failures.empty()) {
+    std::map<std::string, std::size_t> failure_reasons;
+    for (const auto& [m, why] : e.failures) ++failure_reasons[why];
+    out += "Records that could not be predicted, by reason:\n";
+    for (const auto& [why, n] : failure_reasons) out += fmt::format("  {:4} {}\n", n, why);
+  }
+  if (!o.scatter_csv.empty()) {
+    std::string csv = "id,network,device,precision,mode,part,batch,measured_s,predicted_s\n";
+    for (const network::EvaluatedTime& t : e.evaluated) {
+      const auto& m = t.measurement;
+      csv += fmt::format("{},\"{}\",{},{},{},{},{},{},{}\n", m.id, m.network, m.device_id,
+                         device::to_string(m.precision), predict::to_string(m.mode),
+                         m.part == network::TimedPart::kIteration
+                             ? "iteration"
+                             : (m.part == network::TimedPart::kForward ? "forward" : "backward"),
+                         m.bindings.batch.value_or(0), m.measured_s, t.predicted_s);
+    }
+    write_file_atomically(o.scatter_csv, context.to_csv_comments() + csv, "--scatter-csv");
+    out += fmt::format("wrote {} (predicted vs measured per record)\n", o.scatter_csv);
+  }
+  return {out, 0};
+}
+
 CommandResult run_evaluate(const EvaluateOptions& o, const std::string& command_line) {
+  if (o.db.empty() == o.published.empty()) {
+    throw InvalidInput(
+        "nnergy evaluate: give --db DATASET (learned predictors) or --published "
+        "FILE (the analytical model against published measurements)");
+  }
+  if (!o.published.empty()) return run_evaluate_published(o, command_line);
   if (!o.scatter_csv.empty()) learn::check_output_directory(o.scatter_csv, "--scatter-csv");
   if (!o.features_csv.empty()) learn::check_output_directory(o.features_csv, "--features-csv");
   if (o.threads < 0) throw InvalidInput(fmt::format("--threads {}: expected >= 0", o.threads));
@@ -362,7 +515,17 @@ void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string
   CLI::App* cmd = app.add_subcommand(
       "evaluate",
       "Score learned predictors on a dataset: k-fold CV, a test split and held-out networks");
-  cmd->add_option("--db", options->db, "dataset file (see `nnergy profile`)")->required();
+  cmd->add_option("--db", options->db, "dataset file (see `nnergy profile`)");
+  cmd->add_option("--published", options->published,
+                  "instead of --db: score the analytical model on published whole-network times "
+                  "(e.g. data/calibration/measured_public.json)");
+  cmd->add_option("--grades", options->grades,
+                  "with --published: grades of the records used, comma-separated")
+      ->capture_default_str();
+  cmd->add_option("--host-launch-us", options->host_launch_us,
+                  "with --published: host CPU time per kernel launch, us (see predict)")
+      ->capture_default_str();
+  cmd->add_flag("--json", options->json, "with --published: JSON instead of text");
   cmd->add_option("--predictor", options->predictors,
                   "regressors to compare, comma-separated (forest, boost, poly-lasso, hybrid, "
                   "analytical; resnet with LibTorch)")

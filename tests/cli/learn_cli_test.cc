@@ -210,4 +210,57 @@ TEST(LearnCliBadInput, OutputInAMissingDirectoryWritesNothing) {
   EXPECT_FALSE(fs::exists(missing));
 }
 
+// --- evaluate --published: the analytical model against published whole-network times ------
+
+const fs::path kPublished = kDataDir / "calibration" / "measured_public.json";
+
+TEST(EvaluatePublished, ScoresTheCorpusPerDevicePrecisionModeAndSource) {
+  const RunResult r = run_nnergy({"evaluate", "--published", kPublished.string(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["records_read"], 918);
+  // Every record is accounted for: predicted, failed with a reason, or skipped with a reason.
+  std::size_t skipped = 0;
+  for (const auto& [why, n] : j["skipped"].items()) skipped += n.get<std::size_t>();
+  EXPECT_EQ(j["evaluated"].get<std::size_t>() + j["failures"].size() + skipped, 918u);
+  EXPECT_GE(j["evaluated"].get<std::size_t>(), 600u);  // the whole-network times of grades A, B
+  for (const auto& f : j["failures"]) EXPECT_FALSE(f["reason"].get<std::string>().empty());
+  const json& all = j["by_device"].back();
+  EXPECT_EQ(all["group"], "all");
+  EXPECT_EQ(all["count"], j["evaluated"]);
+  EXPECT_GT(all["mape"].get<double>(), 0);
+  for (const auto& row : j["records"]) {
+    EXPECT_GT(row["predicted_s"].get<double>(), 0) << row;
+    EXPECT_GT(row["measured_s"].get<double>(), 0) << row;
+  }
+  EXPECT_EQ(j["context"]["predictor"], "analytical");
+}
+
+TEST(EvaluatePublished, HostLaunchCostRaisesEveryPrediction) {
+  const json a = json::parse(
+      run_nnergy({"evaluate", "--published", kPublished.string(), "--grades", "A", "--json"}).out);
+  const json b = json::parse(run_nnergy({"evaluate", "--published", kPublished.string(), "--grades",
+                                         "A", "--host-launch-us", "50", "--json"})
+                                 .out);
+  ASSERT_EQ(a["records"].size(), b["records"].size());
+  ASSERT_FALSE(a["records"].empty());
+  for (std::size_t i = 0; i < a["records"].size(); ++i) {
+    EXPECT_GE(b["records"][i]["predicted_s"].get<double>(),
+              a["records"][i]["predicted_s"].get<double>())
+        << a["records"][i];
+  }
+}
+
+TEST(EvaluatePublished, BadFlagsExitTwo) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"evaluate"},
+        {"evaluate", "--db", kDataset.string(), "--published", kPublished.string()},
+        {"evaluate", "--published", kPublished.string(), "--grades", "D"},
+        {"evaluate", "--published", "/nonexistent/published.json"}}) {
+    const RunResult r = run_nnergy(args);
+    EXPECT_EQ(r.exit_code, 2) << r;
+    EXPECT_EQ(r.out, "") << r;
+  }
+}
+
 }  // namespace

@@ -1,0 +1,36 @@
+#pragma once
+
+// Published whole-network times (data/calibration/measured_public.json, imported as
+// dataset::PublishedMeasurement) as measurements nnergy can predict: each record's GPU mapped to
+// a catalog device (data/calibration/gpus.json) and its network to an ONNX architecture
+// (data/calibration/networks.json).
+
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "nnergy/dataset/published_measurement.h"
+#include "nnergy/network/time_evaluation.h"
+
+namespace nnergy::learn {
+
+/// The records that became measurements, and every other record with the reason it did not.
+struct PublishedTimes {
+  std::vector<network::NetworkTimeMeasurement> measurements;
+  std::vector<std::pair<std::string, std::string>> skipped;  ///< record id, reason
+};
+
+/// Turns the whole-network time records (time per iteration, forward or backward time per
+/// iteration, latency per batch, throughput → batch / throughput) of the given grades into
+/// measurements. Precision: "fp32" as fp32, "TF32" (also "fp32 storage; TF32 … math") as tf32,
+/// pure fp16 and AMP as fp16. Modes: "inference"; "training (fwd+bwd, no optimizer)";
+/// "training_forward"/"training_backward" (parts of a training iteration); "training" (with the
+/// optimizer step). A record without a batch, with another quantity or mode, a GPU or network
+/// the mapping files lack, or a grade not asked for is skipped with the reason. Throws
+/// InvalidInput naming the mapping file when one is missing or malformed.
+PublishedTimes published_times(const std::vector<dataset::PublishedMeasurement>& records,
+                               const std::filesystem::path& data_dir,
+                               const std::vector<std::string>& grades);
+
+}  // namespace nnergy::learn
