@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "nnergy/core/error.h"
 #include "nnergy/core/version.h"
 #include "nnergy/dataset/dataset_time.h"
@@ -166,6 +170,23 @@ int table_count(sqlite3* db, const std::string& path) {
   return static_cast<int>(count.column_int(0));
 }
 
+// Writes (or overwrites) `rows` in the meta table, stamps the schema version and commits the
+// transaction the caller began.
+void write_meta_and_commit(sqlite3* db, const std::string& path,
+                           const std::vector<std::pair<std::string, std::string>>& rows) {
+  SqliteStatement meta(db,
+                       "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) "
+                       "DO UPDATE SET value = excluded.value",
+                       path);
+  for (const auto& [key, value] : rows) {
+    meta.bind(1, std::string_view(key)).bind(2, std::string_view(value));
+    meta.run();
+    meta.reset();
+  }
+  execute_sql(db, fmt::format("PRAGMA user_version = {}", kDatasetSchemaVersion), path);
+  execute_sql(db, "COMMIT", path);
+}
+
 }  // namespace
 
 std::string_view dataset_schema_ddl() {
@@ -208,20 +229,11 @@ void create_schema(sqlite3* db, const std::string& path) {
           path, kDatasetSchemaVersion));
     }
     execute_sql(db, dataset_schema_ddl(), path);
-    SqliteStatement meta(db, "INSERT INTO meta (key, value) VALUES (?1, ?2)", path);
-    const std::pair<const char*, std::string> rows[] = {
-        {"schema_version", std::to_string(kDatasetSchemaVersion)},
-        {"created_by", "nnergy"},
-        {"created_tool_version", kToolVersion},
-        {"created_utc", utc_now_iso8601()},
-    };
-    for (const auto& [key, value] : rows) {
-      meta.bind(1, std::string_view(key)).bind(2, std::string_view(value));
-      meta.run();
-      meta.reset();
-    }
-    execute_sql(db, fmt::format("PRAGMA user_version = {}", kDatasetSchemaVersion), path);
-    execute_sql(db, "COMMIT", path);
+    write_meta_and_commit(db, path,
+                          {{"schema_version", std::to_string(kDatasetSchemaVersion)},
+                           {"created_by", "nnergy"},
+                           {"created_tool_version", kToolVersion},
+                           {"created_utc", utc_now_iso8601()}});
   } catch (...) {
     if (sqlite3_get_autocommit(db) == 0) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
@@ -243,23 +255,11 @@ void migrate_schema(sqlite3* db, const std::string& path) {
     }
     // 1 -> 2 only adds the published_measurements table: every version-1 row stays as it was.
     execute_sql(db, kPublishedDdl, path);
-    SqliteStatement meta(db,
-                         "INSERT INTO meta (key, value) VALUES (?1, ?2) ON CONFLICT (key) "
-                         "DO UPDATE SET value = excluded.value",
-                         path);
-    const std::pair<const char*, std::string> rows[] = {
-        {"schema_version", std::to_string(kDatasetSchemaVersion)},
-        {"migrated_from_schema_version", std::to_string(version)},
-        {"migrated_tool_version", kToolVersion},
-        {"migrated_utc", utc_now_iso8601()},
-    };
-    for (const auto& [key, value] : rows) {
-      meta.bind(1, std::string_view(key)).bind(2, std::string_view(value));
-      meta.run();
-      meta.reset();
-    }
-    execute_sql(db, fmt::format("PRAGMA user_version = {}", kDatasetSchemaVersion), path);
-    execute_sql(db, "COMMIT", path);
+    write_meta_and_commit(db, path,
+                          {{"schema_version", std::to_string(kDatasetSchemaVersion)},
+                           {"migrated_from_schema_version", std::to_string(version)},
+                           {"migrated_tool_version", kToolVersion},
+                           {"migrated_utc", utc_now_iso8601()}});
   } catch (...) {
     if (sqlite3_get_autocommit(db) == 0) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
     throw;
