@@ -24,6 +24,7 @@
 #include "nnergy/learn/model_file.h"
 #include "nnergy/learn/published_times.h"
 #include "nnergy/learn/regressor_settings.h"
+#include "nnergy/learn/time_accuracy.h"
 #include "nnergy/learn/training_table.h"
 #include "nnergy/network/time_evaluation.h"
 #include "nnergy/report/quantity_format.h"
@@ -275,28 +276,28 @@ std::vector<std::string> split_list(const std::vector<std::string>& items) {
 }
 
 // The per-group error table of a published-measurement evaluation.
-std::string error_table(const std::string& title, const std::vector<network::ErrorSummary>& rows) {
+std::string error_table(const std::string& title, const std::vector<learn::TimeAccuracy>& rows) {
   report::TextTable t;
   t.add_column(title, report::TextTable::Align::kLeft);
   for (const char* c : {"n", "MAPE %", "median pred/meas", "within ±10 %"}) {
     t.add_column(c, report::TextTable::Align::kRight);
   }
-  for (const network::ErrorSummary& r : rows) {
-    t.add_row({r.group, std::to_string(r.count), fmt::format("{:.1f}", 100 * r.mape),
-               fmt::format("{:.2f}", r.median_ratio),
-               fmt::format("{:.0f} %", 100 * r.within_10_percent)});
+  for (const learn::TimeAccuracy& r : rows) {
+    t.add_row({r.group, std::to_string(r.metrics.count),
+               fmt::format("{:.1f}", r.metrics.mape_percent), fmt::format("{:.2f}", r.median_ratio),
+               fmt::format("{:.0f} %", 100 * r.metrics.within_10_percent)});
   }
   return t.render();
 }
 
-nlohmann::ordered_json error_json(const std::vector<network::ErrorSummary>& rows) {
+nlohmann::ordered_json error_json(const std::vector<learn::TimeAccuracy>& rows) {
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
-  for (const network::ErrorSummary& r : rows) {
+  for (const learn::TimeAccuracy& r : rows) {
     j.push_back({{"group", r.group},
-                 {"count", r.count},
-                 {"mape", r.mape},
+                 {"count", r.metrics.count},
+                 {"mape", r.metrics.mape_percent / 100},
                  {"median_ratio", r.median_ratio},
-                 {"within_10_percent", r.within_10_percent}});
+                 {"within_10_percent", r.metrics.within_10_percent}});
   }
   return j;
 }
@@ -362,7 +363,7 @@ CommandResult run_evaluate_published(const EvaluateOptions& o, const std::string
     for (const auto& [m, why] : e.failures) failures.push_back({{"id", m.id}, {"reason", why}});
     j["failures"] = failures;
     for (const auto& [name, key] : groupings)
-      j["by_" + name] = error_json(network::summarize(e.evaluated, key));
+      j["by_" + name] = error_json(learn::time_accuracy(e.evaluated, key));
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const network::EvaluatedTime& t : e.evaluated) {
       rows.push_back({{"id", t.measurement.id},
@@ -387,7 +388,7 @@ CommandResult run_evaluate_published(const EvaluateOptions& o, const std::string
       "out-of-sample (host launch cost {} µs per kernel)\n",
       o.host_launch_us);
   for (const auto& [name, key] : groupings) {
-    out += "\n" + error_table(name, network::summarize(e.evaluated, key));
+    out += "\n" + error_table(name, learn::time_accuracy(e.evaluated, key));
   }
   out += "\nSkipped records, by reason:\n";
   for (const auto& [why, n] : skip_reasons) out += fmt::format("  {:4} {}\n", n, why);

@@ -244,11 +244,14 @@ TEST(EvaluatePublished, HostLaunchCostRaisesEveryPrediction) {
                                  .out);
   ASSERT_EQ(a["records"].size(), b["records"].size());
   ASSERT_FALSE(a["records"].empty());
+  std::size_t raised = 0;
   for (std::size_t i = 0; i < a["records"].size(); ++i) {
     EXPECT_GE(b["records"][i]["predicted_s"].get<double>(),
               a["records"][i]["predicted_s"].get<double>())
         << a["records"][i];
+    raised += b["records"][i]["predicted_s"] > a["records"][i]["predicted_s"] ? 1 : 0;
   }
+  EXPECT_GT(raised, 0u) << "50 us per launch changed no prediction";
 }
 
 TEST(EvaluatePublished, BadFlagsExitTwo) {

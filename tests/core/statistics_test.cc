@@ -36,6 +36,12 @@ TEST(Statistics, MeanAndSampleStandardDeviation) {
   EXPECT_EQ(standard_deviation(std::vector<double>(5, 250.0)), 0.0);
 }
 
+TEST(Statistics, MedianOfOddAndEvenCounts) {
+  EXPECT_DOUBLE_EQ(median(std::vector<double>{3, 1, 2}), 2.0);
+  EXPECT_DOUBLE_EQ(median(std::vector<double>{4, 1, 3, 2}), 2.5);
+  EXPECT_THROW(median(std::vector<double>{}), InvalidInput);
+}
+
 TEST(Statistics, MeanAndSigmaRejectTooFewValues) {
   EXPECT_THROW(mean(std::vector<double>{}), InvalidInput);
   EXPECT_THROW(standard_deviation(std::vector<double>{1.0}), InvalidInput);

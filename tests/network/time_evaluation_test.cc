@@ -65,16 +65,6 @@ TEST(TimeEvaluation, RatiosFollowThePredictionOfEachPart) {
   EXPECT_NEAR(e.evaluated[0].ratio(), 1.0, kTolerance);
   EXPECT_NEAR(e.evaluated[1].ratio(), 0.5, kTolerance);
   EXPECT_NEAR(e.evaluated[2].ratio(), 1.0, kTolerance);  // no optimizer step in the measurement
-
-  const auto by_mode = summarize(e.evaluated, [](const EvaluatedTime& t) {
-    return std::string(predict::to_string(t.measurement.mode));
-  });
-  ASSERT_EQ(by_mode.size(), 3u);  // inference, training, all
-  EXPECT_EQ(by_mode.back().group, "all");
-  EXPECT_EQ(by_mode.back().count, 3u);
-  EXPECT_NEAR(by_mode.back().mape, 0.5 / 3, kTolerance);
-  EXPECT_NEAR(by_mode.back().median_ratio, 1.0, kTolerance);
-  EXPECT_NEAR(by_mode.back().within_10_percent, 2.0 / 3, kTolerance);
 }
 
 TEST(TimeEvaluation, MeasurementsThatCannotBePredictedAreReportedWithTheReason) {

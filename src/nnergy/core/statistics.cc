@@ -1,7 +1,9 @@
 #include "nnergy/core/statistics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "nnergy/core/error.h"
 
@@ -38,6 +40,14 @@ double mean(std::span<const double> values) {
   double sum = 0;
   for (double v : values) sum += v;
   return sum / static_cast<double>(values.size());
+}
+
+double median(std::span<const double> values) {
+  require_count("median", values.size(), 1);
+  std::vector<double> sorted(values.begin(), values.end());
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  return n % 2 == 1 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
 }
 
 double standard_deviation(std::span<const double> values) {

@@ -13,6 +13,10 @@ namespace nnergy::statistics {
 /// Arithmetic mean x̄ = (1/n) Σ xᵢ (seed 000 Eq. 4.1). Throws InvalidInput when `values` is empty.
 double mean(std::span<const double> values);
 
+/// Median: the middle value of the sorted `values`, or the mean of the two middle ones. Throws
+/// InvalidInput when `values` is empty.
+double median(std::span<const double> values);
+
 /// Sample standard deviation σ = √(Σ (xᵢ − x̄)² / (n − 1)) (seed 000 Eq. 4.2). Throws
 /// InvalidInput for fewer than 2 values, where the n − 1 estimator is undefined.
 double standard_deviation(std::span<const double> values);

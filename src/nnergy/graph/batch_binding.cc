@@ -156,8 +156,6 @@ void fold_and_infer(onnx::ModelProto& model, const std::string& source) {
   }
 }
 
-std::int64_t elements_of(const std::vector<std::int64_t>& dims) { return element_count(dims); }
-
 // Integer values of Constant nodes and integer initializers of a (folded) model.
 std::unordered_map<std::string, ConstantTensor> integer_constants(const onnx::ModelProto& model) {
   std::unordered_map<std::string, ConstantTensor> values;
@@ -297,7 +295,7 @@ PreparedModel rebind_fixed_batch(const onnx::ModelProto& original, const std::st
     auto in = shapes1.find(node.input(0));
     auto out = shapes1.find(node.output(0));
     if (in == shapes1.end() || out == shapes1.end()) continue;
-    if (elements_of(in->second) != elements_of(out->second)) {
+    if (element_count(in->second) != element_count(out->second)) {
       refuse_rebinding(original, source, leading, file_batch, batch,
                        fmt::format("node '{}' (Reshape) hard-codes a target shape {} that cannot "
                                    "hold its input {} (the exported batch is folded into it)",
@@ -309,7 +307,7 @@ PreparedModel rebind_fixed_batch(const onnx::ModelProto& original, const std::st
     auto a = shapes0.find(output.name());
     auto b = shapes1.find(output.name());
     if (a == shapes0.end() || b == shapes1.end()) continue;
-    if (!scales(elements_of(a->second), elements_of(b->second))) {
+    if (!scales(element_count(a->second), element_count(b->second))) {
       refuse_rebinding(
           original, source, leading, file_batch, batch,
           fmt::format("output '{}' would be {} instead of scaling with the batch "
@@ -321,8 +319,8 @@ PreparedModel rebind_fixed_batch(const onnx::ModelProto& original, const std::st
     auto a = shapes0.find(value.name());
     auto b = shapes1.find(value.name());
     if (a == shapes0.end() || b == shapes1.end()) continue;
-    const std::int64_t e0 = elements_of(a->second);
-    const std::int64_t e1 = elements_of(b->second);
+    const std::int64_t e0 = element_count(a->second);
+    const std::int64_t e1 = element_count(b->second);
     if (e0 != e1 && !scales(e0, e1)) {
       refuse_rebinding(
           original, source, leading, file_batch, batch,

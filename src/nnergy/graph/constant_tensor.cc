@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <type_traits>
 
 namespace nnergy::graph {
 
@@ -179,6 +180,58 @@ const onnx::AttributeProto* find_attr(const onnx::NodeProto& node, const std::st
 enum class Arith { kAdd, kSub, kMul, kDiv, kMod, kPow, kMax, kMin };
 enum class Compare { kEqual, kLess, kGreater, kLessOrEqual, kGreaterOrEqual, kAnd, kOr, kXor };
 
+// One arithmetic operation on doubles or on int64s (integer Div truncates, as ONNX and C++ do;
+// Mod without fmod takes the divisor's sign, as ONNX's integer Mod does).
+template <typename T>
+T arithmetic(Arith op, T x, T y, bool fmod) {
+  switch (op) {
+    case Arith::kAdd:
+      return x + y;
+    case Arith::kSub:
+      return x - y;
+    case Arith::kMul:
+      return x * y;
+    case Arith::kDiv:
+      return x / y;
+    case Arith::kPow:
+      return static_cast<T>(std::pow(x, y));
+    case Arith::kMax:
+      return std::max(x, y);
+    case Arith::kMin:
+      return std::min(x, y);
+    case Arith::kMod:
+      if constexpr (std::is_floating_point_v<T>) {
+        return fmod ? std::fmod(x, y) : x - y * std::floor(x / y);
+      } else {
+        return fmod ? x % y : ((x % y) + y) % y;
+      }
+  }
+  return T{};
+}
+
+template <typename T>
+bool comparison(Compare op, T x, T y) {
+  switch (op) {
+    case Compare::kEqual:
+      return x == y;
+    case Compare::kLess:
+      return x < y;
+    case Compare::kGreater:
+      return x > y;
+    case Compare::kLessOrEqual:
+      return x <= y;
+    case Compare::kGreaterOrEqual:
+      return x >= y;
+    case Compare::kAnd:
+      return x != 0 && y != 0;
+    case Compare::kOr:
+      return x != 0 || y != 0;
+    case Compare::kXor:
+      return (x != 0) != (y != 0);
+  }
+  return false;
+}
+
 Value binary_arith(const ConstantTensor& a, const ConstantTensor& b, Arith op, bool fmod) {
   const auto dims = broadcast_dims({&a.dims, &b.dims});
   if (!dims) return std::nullopt;
@@ -188,69 +241,12 @@ Value binary_arith(const ConstantTensor& a, const ConstantTensor& b, Arith op, b
   const auto ib = broadcast_index(b.dims, *dims);
   for (std::size_t k = 0; k < ia.size(); ++k) {
     if (out->is_real()) {
-      const double x = a.real_at(ia[k]);
-      const double y = b.real_at(ib[k]);
-      double r = 0;
-      switch (op) {
-        case Arith::kAdd:
-          r = x + y;
-          break;
-        case Arith::kSub:
-          r = x - y;
-          break;
-        case Arith::kMul:
-          r = x * y;
-          break;
-        case Arith::kDiv:
-          r = x / y;
-          break;
-        case Arith::kMod:
-          r = fmod ? std::fmod(x, y) : x - y * std::floor(x / y);
-          break;
-        case Arith::kPow:
-          r = std::pow(x, y);
-          break;
-        case Arith::kMax:
-          r = std::max(x, y);
-          break;
-        case Arith::kMin:
-          r = std::min(x, y);
-          break;
-      }
-      out->reals[k] = r;
-    } else {
-      const std::int64_t x = a.integer_at(ia[k]);
-      const std::int64_t y = b.integer_at(ib[k]);
-      if ((op == Arith::kDiv || op == Arith::kMod) && y == 0) return std::nullopt;
-      std::int64_t r = 0;
-      switch (op) {
-        case Arith::kAdd:
-          r = x + y;
-          break;
-        case Arith::kSub:
-          r = x - y;
-          break;
-        case Arith::kMul:
-          r = x * y;
-          break;
-        case Arith::kDiv:
-          r = x / y;
-          break;  // ONNX integer Div truncates, as C++ does
-        case Arith::kMod:
-          r = fmod ? x % y : ((x % y) + y) % y;
-          break;
-        case Arith::kPow:
-          r = static_cast<std::int64_t>(std::pow(x, y));
-          break;
-        case Arith::kMax:
-          r = std::max(x, y);
-          break;
-        case Arith::kMin:
-          r = std::min(x, y);
-          break;
-      }
-      out->integers[k] = r;
+      out->reals[k] = arithmetic(op, a.real_at(ia[k]), b.real_at(ib[k]), fmod);
+      continue;
     }
+    const std::int64_t y = b.integer_at(ib[k]);
+    if ((op == Arith::kDiv || op == Arith::kMod) && y == 0) return std::nullopt;
+    out->integers[k] = arithmetic(op, a.integer_at(ia[k]), y, fmod);
   }
   return out;
 }
@@ -264,72 +260,45 @@ Value binary_compare(const ConstantTensor& a, const ConstantTensor& b, Compare o
   const auto ib = broadcast_index(b.dims, *dims);
   const bool real = a.is_real() || b.is_real();
   for (std::size_t k = 0; k < ia.size(); ++k) {
-    const double x = real ? a.real_at(ia[k]) : 0;
-    const double y = real ? b.real_at(ib[k]) : 0;
-    const std::int64_t i = a.integer_at(ia[k]);
-    const std::int64_t j = b.integer_at(ib[k]);
-    bool r = false;
-    switch (op) {
-      case Compare::kEqual:
-        r = real ? x == y : i == j;
-        break;
-      case Compare::kLess:
-        r = real ? x < y : i < j;
-        break;
-      case Compare::kGreater:
-        r = real ? x > y : i > j;
-        break;
-      case Compare::kLessOrEqual:
-        r = real ? x <= y : i <= j;
-        break;
-      case Compare::kGreaterOrEqual:
-        r = real ? x >= y : i >= j;
-        break;
-      case Compare::kAnd:
-        r = i != 0 && j != 0;
-        break;
-      case Compare::kOr:
-        r = i != 0 || j != 0;
-        break;
-      case Compare::kXor:
-        r = (i != 0) != (j != 0);
-        break;
-    }
+    const bool r = real ? comparison(op, a.real_at(ia[k]), b.real_at(ib[k]))
+                        : comparison(op, a.integer_at(ia[k]), b.integer_at(ib[k]));
     out->integers[k] = r ? 1 : 0;
   }
   return out;
 }
 
+// The unary operators on one element (Not works on booleans and is handled apart).
+const std::map<std::string, double (*)(double)>& unary_functions() {
+  static const std::map<std::string, double (*)(double)> functions = {
+      {"Neg", [](double v) { return -v; }},
+      {"Abs", [](double v) { return std::fabs(v); }},
+      {"Sqrt", [](double v) { return std::sqrt(v); }},
+      {"Floor", [](double v) { return std::floor(v); }},
+      {"Ceil", [](double v) { return std::ceil(v); }},
+      {"Reciprocal", [](double v) { return 1.0 / v; }},
+      {"Relu", [](double v) { return std::max(v, 0.0); }},
+      {"Sign", [](double v) { return static_cast<double>((v > 0) - (v < 0)); }},
+      {"Exp", [](double v) { return std::exp(v); }},
+      {"Log", [](double v) { return std::log(v); }},
+      {"Not", [](double v) { return v == 0 ? 1.0 : 0.0; }},
+  };
+  return functions;
+}
+
 Value unary(const ConstantTensor& x, const std::string& op) {
+  const auto f = unary_functions().at(op);
+  const bool real_only = op == "Sqrt" || op == "Reciprocal" || op == "Exp" || op == "Log";
+  if (real_only && !x.is_real()) return std::nullopt;
   ConstantTensor out = x;
-  if (op == "Not") {
-    for (auto& v : out.integers) v = v == 0 ? 1 : 0;
-    return out;
-  }
-  if (op == "Sqrt" || op == "Reciprocal" || op == "Exp" || op == "Log") {
-    if (!x.is_real()) return std::nullopt;
-  }
   for (std::size_t i = 0; i < out.size(); ++i) {
-    const double v = x.real_at(i);
-    double r = v;
-    if (op == "Neg") r = -v;
-    if (op == "Abs") r = std::fabs(v);
-    if (op == "Sqrt") r = std::sqrt(v);
-    if (op == "Floor") r = std::floor(v);
-    if (op == "Ceil") r = std::ceil(v);
-    if (op == "Reciprocal") r = 1.0 / v;
-    if (op == "Relu") r = std::max(v, 0.0);
-    if (op == "Sign") r = (v > 0) - (v < 0);
-    if (op == "Exp") r = std::exp(v);
-    if (op == "Log") r = std::log(v);
     if (out.is_real()) {
-      out.reals[i] = r;
-    } else if (op == "Neg") {
-      out.integers[i] = -x.integers[i];  // exact for all int64 but the minimum
-    } else if (op == "Abs") {
-      out.integers[i] = x.integers[i] < 0 ? -x.integers[i] : x.integers[i];
+      out.reals[i] = f(x.reals[i]);
+    } else if (op == "Neg" || op == "Abs") {
+      // Exact in int64 (for all values but the minimum), unlike a round trip through double.
+      const std::int64_t v = x.integers[i];
+      out.integers[i] = op == "Neg" || v < 0 ? -v : v;
     } else {
-      out.integers[i] = static_cast<std::int64_t>(r);
+      out.integers[i] = static_cast<std::int64_t>(f(static_cast<double>(x.integers[i])));
     }
   }
   return out;
@@ -735,12 +704,6 @@ const std::map<std::string, Compare>& compare_ops() {
   return ops;
 }
 
-const std::set<std::string>& unary_ops() {
-  static const std::set<std::string> ops = {"Neg", "Abs",  "Sqrt", "Floor", "Ceil", "Reciprocal",
-                                            "Not", "Relu", "Sign", "Exp",   "Log"};
-  return ops;
-}
-
 const std::set<std::string>& structural_ops() {
   static const std::set<std::string> ops = {"Constant",
                                             "Shape",
@@ -941,7 +904,7 @@ onnx::TensorProto to_tensor_proto(const ConstantTensor& value, const std::string
 
 bool is_evaluable_op(const std::string& op) {
   return structural_ops().count(op) > 0 || arith_ops().count(op) > 0 ||
-         compare_ops().count(op) > 0 || unary_ops().count(op) > 0;
+         compare_ops().count(op) > 0 || unary_functions().count(op) > 0;
 }
 
 std::optional<ConstantTensor> evaluate_node(const onnx::NodeProto& node, int opset,
@@ -998,7 +961,7 @@ std::optional<ConstantTensor> evaluate_node(const onnx::NodeProto& node, int ops
     if (args.size() != 2) return std::nullopt;
     return binary_compare(x, args[1], it->second);
   }
-  if (unary_ops().count(op) > 0) return unary(x, op);
+  if (unary_functions().count(op) > 0) return unary(x, op);
   if (op == "Identity") return x;
   if (op == "Cast") return cast(x, static_cast<std::int32_t>(int_attr(node, "to", 0)));
   if (op == "CastLike") return args.size() == 2 ? cast(x, args[1].elem_type) : std::nullopt;

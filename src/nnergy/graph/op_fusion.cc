@@ -373,12 +373,18 @@ class Matcher {
   // SiLU: Sigmoid(x) → Mul(x, ·). A gate a·sigmoid(b) with a ≠ b is not a SiLU.
   std::optional<Group> silu(std::size_t sigmoid) const {
     if (nodes_[sigmoid].inputs.size() != 1) return std::nullopt;
-    const std::size_t x = nodes_[sigmoid].inputs[0];
-    const std::size_t mul = sole_reader(out(sigmoid), "Mul");
-    if (beside(mul, "Mul", out(sigmoid)) != x) return std::nullopt;
+    return gate_times_input(sigmoid, "Swish");
+  }
+
+  // Gate(x) → Mul(x, gate) as one `op_type` node: the gate's input must be the Mul's other
+  // operand.
+  std::optional<Group> gate_times_input(std::size_t gate, const char* op_type) const {
+    const std::size_t x = nodes_[gate].inputs[0];
+    const std::size_t mul = sole_reader(out(gate), "Mul");
+    if (beside(mul, "Mul", out(gate)) != x) return std::nullopt;
     Group g;
-    g.op_type = "Swish";
-    g.nodes = {sigmoid, mul};
+    g.op_type = op_type;
+    g.nodes = {gate, mul};
     g.inputs = {x};
     g.output = out(mul);
     return g;
@@ -392,15 +398,7 @@ class Matcher {
     if (node.inputs.size() != 1 || !alpha || !near(*alpha, 1.0 / 6.0) || !near(beta, 0.5)) {
       return std::nullopt;
     }
-    const std::size_t x = node.inputs[0];
-    const std::size_t mul = sole_reader(out(hard_sigmoid), "Mul");
-    if (beside(mul, "Mul", out(hard_sigmoid)) != x) return std::nullopt;
-    Group g;
-    g.op_type = "HardSwish";
-    g.nodes = {hard_sigmoid, mul};
-    g.inputs = {x};
-    g.output = out(mul);
-    return g;
+    return gate_times_input(hard_sigmoid, "HardSwish");
   }
 
   // Clip(0, 6) as relu6 exports: bounds as scalar-constant inputs (opset ≥ 11) or as

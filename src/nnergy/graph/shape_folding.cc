@@ -272,8 +272,7 @@ StaticShapes static_shapes(const onnx::ModelProto& model) {
   return shapes;
 }
 
-FoldingReport fold_shape_computations(onnx::ModelProto& model) {
-  FoldingReport report;
+void fold_shape_computations(onnx::ModelProto& model) {
   const int opset = default_opset(model);
   auto* graph = model.mutable_graph();
 
@@ -300,7 +299,6 @@ FoldingReport fold_shape_computations(onnx::ModelProto& model) {
       // Non-strict inference still throws on malformed models; the strict pass that follows
       // folding reports the problem with its node.
     }
-    ++report.rounds;
     StaticShapes shapes = static_shapes(model);
     bool changed = pin_einsum_shapes(model, shapes);
     LocalInference local(model, values);
@@ -327,7 +325,6 @@ FoldingReport fold_shape_computations(onnx::ModelProto& model) {
         done[static_cast<std::size_t>(i)] = true;
         if (node.op_type() != "Constant") {
           *graph->mutable_node(i) = constant_node(node, *value);
-          ++report.folded_nodes;
           changed = true;
         }
         shapes[node.output(0)] = value->dims;
@@ -339,7 +336,6 @@ FoldingReport fold_shape_computations(onnx::ModelProto& model) {
     }
     if (!changed) break;
   }
-  return report;
 }
 
 void remove_unused_constants(onnx::ModelProto& model) {

@@ -17,12 +17,6 @@ namespace nnergy::graph {
 /// Static shapes by tensor name, from shape inference (only fully known shapes are listed).
 using StaticShapes = std::map<std::string, std::vector<std::int64_t>>;
 
-/// What folding did.
-struct FoldingReport {
-  int folded_nodes = 0;  ///< nodes replaced by a Constant of their value
-  int rounds = 0;        ///< shape-inference rounds it took
-};
-
 /// The default-domain opset the model imports (1 when absent).
 int default_opset(const onnx::ModelProto& model);
 
@@ -44,7 +38,7 @@ StaticShapes static_shapes(const onnx::ModelProto& model);
 /// scalar float initializers, and the operators of constant_tensor.h on them) and replaces each
 /// such node, in place, by a Constant node with the same name and output. Node order and count
 /// are unchanged. Every graph input must already have static dimensions.
-FoldingReport fold_shape_computations(onnx::ModelProto& model);
+void fold_shape_computations(onnx::ModelProto& model);
 
 /// Removes Constant nodes whose output no node reads and that are not graph outputs.
 void remove_unused_constants(onnx::ModelProto& model);

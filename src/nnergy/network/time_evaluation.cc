@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <memory>
 
 #include "nnergy/core/error.h"
@@ -65,33 +64,6 @@ double predicted_part_s(const NetworkPrediction& p, const NetworkTimeMeasurement
   return p.totals.time_s - (m.optimizer_step ? 0.0 : optimizer_s);
 }
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  const std::size_t n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
-ErrorSummary summary_of(const std::string& group, const std::vector<const EvaluatedTime*>& items) {
-  ErrorSummary s;
-  s.group = group;
-  s.count = items.size();
-  std::vector<double> ratios;
-  double within = 0;
-  for (const EvaluatedTime* e : items) {
-    const double r = e->ratio();
-    ratios.push_back(r);
-    s.mape += std::fabs(r - 1);
-    if (std::fabs(r - 1) <= 0.1) within += 1;
-  }
-  if (!items.empty()) {
-    s.mape /= static_cast<double>(items.size());
-    s.within_10_percent = within / static_cast<double>(items.size());
-  }
-  s.median_ratio = median(ratios);
-  return s;
-}
-
 }  // namespace
 
 TimeEvaluation evaluate_times(const std::vector<NetworkTimeMeasurement>& measurements,
@@ -121,20 +93,6 @@ TimeEvaluation evaluate_times(const std::vector<NetworkTimeMeasurement>& measure
     }
   }
   return result;
-}
-
-std::vector<ErrorSummary> summarize(const std::vector<EvaluatedTime>& evaluated,
-                                    const std::function<std::string(const EvaluatedTime&)>& key) {
-  std::map<std::string, std::vector<const EvaluatedTime*>> groups;
-  std::vector<const EvaluatedTime*> all;
-  for (const EvaluatedTime& e : evaluated) {
-    groups[key(e)].push_back(&e);
-    all.push_back(&e);
-  }
-  std::vector<ErrorSummary> out;
-  for (const auto& [group, items] : groups) out.push_back(summary_of(group, items));
-  out.push_back(summary_of("all", all));
-  return out;
 }
 
 }  // namespace nnergy::network

@@ -1,12 +1,10 @@
 #pragma once
 
-// Predicted against measured whole-network times: the accuracy of nnergy's network-level
-// predictions on any set of measurements (published ones, or a user's own), with error
-// summaries per group and leave-one-group-out splits for calibrated models.
+// Predicted against measured whole-network times: nnergy's network-level predictions of any set
+// of measurements (published ones, or a user's own); learn/time_accuracy.h scores them.
 
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -64,19 +62,5 @@ struct TimeEvaluation {
 TimeEvaluation evaluate_times(const std::vector<NetworkTimeMeasurement>& measurements,
                               const device::DeviceCatalog& catalog,
                               const TimeEvaluationSettings& settings = {});
-
-/// Error statistics of one group of evaluated measurements.
-struct ErrorSummary {
-  std::string group;
-  std::size_t count = 0;
-  double mape = 0;               ///< mean |predicted/measured − 1|
-  double median_ratio = 0;       ///< median predicted/measured
-  double within_10_percent = 0;  ///< share with |predicted/measured − 1| ≤ 0.1
-};
-
-/// Summaries per value of `key` (e.g. the device, the source, the precision), sorted by group,
-/// followed by one for all ("all").
-std::vector<ErrorSummary> summarize(const std::vector<EvaluatedTime>& evaluated,
-                                    const std::function<std::string(const EvaluatedTime&)>& key);
 
 }  // namespace nnergy::network

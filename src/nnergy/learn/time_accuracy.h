@@ -1,0 +1,28 @@
+#pragma once
+
+// How well nnergy's predicted whole-network times (network/time_evaluation.h) match the
+// measurements, per group of measurements.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "nnergy/learn/fit_metrics.h"
+#include "nnergy/network/time_evaluation.h"
+
+namespace nnergy::learn {
+
+/// The fit metrics of one group of evaluated times, and its median predicted/measured ratio.
+struct TimeAccuracy {
+  std::string group;
+  FitMetrics metrics;       ///< count, MAPE, share within ±10 %, ... (count 0 for no times)
+  double median_ratio = 0;  ///< median predicted/measured (0 for no times)
+};
+
+/// Accuracy per value of `key` (e.g. the device, the source, the precision), sorted by group,
+/// followed by one for all ("all").
+std::vector<TimeAccuracy> time_accuracy(
+    const std::vector<network::EvaluatedTime>& evaluated,
+    const std::function<std::string(const network::EvaluatedTime&)>& key);
+
+}  // namespace nnergy::learn
