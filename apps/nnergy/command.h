@@ -32,6 +32,8 @@ void add_profile_command(CLI::App& app, CommandRun* selected, const std::string&
 void add_dataset_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 void add_train_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
+/// `nnergy calibrate`: the analytical model fitted to published measurements.
+void add_calibrate_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 /// `nnergy archline run|fit|plot|show|synth` (seed 003).
 void add_archline_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 /// `nnergy account`: energy accounting of a recorded run (seed 001).

@@ -1,6 +1,7 @@
 // `nnergy devices`: the device catalog, or one device in detail.
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -71,6 +72,23 @@ std::string tflops(const device::DeviceSpec& d, device::Precision p) {
   return peak ? fmt::format("{:.1f}", *peak / 1e12) : "-";
 }
 
+// The generation a device's efficiencies come from.
+std::string transferred_from(const device::DeviceSpec& d) {
+  if (!d.calibration.transferred) return d.generation();
+  const std::string& p = d.calibration.provenance;
+  const std::string prefix = "transferred from ";
+  return p.substr(prefix.size(), p.find(' ', prefix.size()) - prefix.size());
+}
+
+// Where the device's efficiencies come from, with the ± of its whole-network times.
+std::string time_model_provenance(const device::DeviceSpec& d) {
+  if (d.calibration.provenance.empty()) {
+    return "not calibrated (the catalog's estimated efficiencies; `nnergy calibrate` fits them)";
+  }
+  return fmt::format("{}; whole-network times ±{:.0f} % (1σ, leave-one-GPU-out)",
+                     d.calibration.provenance, 100 * (std::exp(d.calibration.time_log_sigma) - 1));
+}
+
 nlohmann::ordered_json device_json(const device::DeviceSpec& d) {
   nlohmann::ordered_json j;
   j["id"] = d.id;
@@ -101,6 +119,18 @@ nlohmann::ordered_json device_json(const device::DeviceSpec& d) {
         {"source", a.source}};
   }
   j["archline"] = archline;
+  j["efficiency"] = {{"compute", d.efficiency.compute},
+                     {"tensor", d.efficiency.tensor ? nlohmann::ordered_json(*d.efficiency.tensor)
+                                                    : nlohmann::ordered_json(nullptr)},
+                     {"memory", d.efficiency.memory},
+                     {"kernel_overhead_s", d.efficiency.kernel_overhead_s},
+                     {"work_half_flop_per_sm", d.efficiency.work_half_flop_per_sm},
+                     {"reduction_half", d.efficiency.reduction_half}};
+  j["time_model"] = {{"calibrated", !d.calibration.provenance.empty()},
+                     {"transferred", d.calibration.transferred},
+                     {"generation", d.generation()},
+                     {"provenance", time_model_provenance(d)},
+                     {"time_log_sigma", d.calibration.time_log_sigma}};
   j["estimated_fields"] = d.estimated_fields;
   j["sources"] = d.sources;
   return j;
@@ -117,8 +147,12 @@ std::string device_detail(const device::DeviceSpec& d) {
       d.clock.min_mhz, d.clock.boost_mhz, d.clock.base_mhz, d.clock.step_mhz, d.dvfs.v_min_ratio,
       d.dvfs.knee_mhz);
   out += fmt::format(
-      "  efficiency: compute {:.0f} %, memory {:.0f} % of peak, {:.1f} µs per kernel\n",
-      d.efficiency.compute * 100, d.efficiency.memory * 100, d.efficiency.kernel_overhead_s * 1e6);
+      "  efficiency: compute {:.0f} %{}, memory {:.0f} % of peak, {:.1f} µs per kernel\n",
+      d.efficiency.compute * 100,
+      d.efficiency.tensor ? fmt::format(", tensor cores {:.0f} %", *d.efficiency.tensor * 100)
+                          : std::string(),
+      d.efficiency.memory * 100, d.efficiency.kernel_overhead_s * 1e6);
+  out += "  time model: " + time_model_provenance(d) + "\n";
   report::TextTable table;
   using A = report::TextTable::Align;
   table.add_column("precision", A::kLeft);
@@ -174,6 +208,7 @@ std::string run_devices(const DevicesOptions& o, const std::string& command_line
   table.add_column("eps_mem pJ/B", A::kRight);
   table.add_column("pi0 W", A::kRight);
   table.add_column("archline", A::kLeft);
+  table.add_column("time model", A::kLeft);
   for (const auto& d : catalog.devices()) {
     const device::ArchlineParameters a = d.archline_for(device::Precision::kFp32);
     table.add_row(
@@ -182,14 +217,25 @@ std::string run_devices(const DevicesOptions& o, const std::string& command_line
          fmt::format("{:g}–{:g}", d.clock.min_mhz, d.clock.boost_mhz),
          fmt::format("{:.2f}", a.eps_flop_j * 1e12),
          fmt::format("{:.1f}", a.eps_mem_j_per_byte * 1e12), fmt::format("{:.1f}", a.pi0_w),
-         a.estimated ? "estimated" : "measured"});
+         a.estimated ? "estimated" : "measured",
+         d.calibration.provenance.empty()
+             ? "not calibrated"
+             : (d.calibration.transferred ? "transferred from " : "calibrated: ") +
+                   transferred_from(d)});
+  }
+  std::string host;
+  if (catalog.calibration()) {
+    host = fmt::format(
+        "host launch time of eager PyTorch (predict's default): {:.1f} µs per kernel, fitted on "
+        "{}\n",
+        catalog.calibration()->host_launch_s * 1e6, catalog.calibration()->host_launch_source);
   }
   const std::string sources = join_with_commas(catalog.sources());
   return fmt::format(
              "{} devices from {} (peaks dense, at boost clock; archline fp32: E = "
              "W*eps_flop + Q*eps_mem + T*pi0; `nnergy devices ID` for details)\n",
              catalog.devices().size(), sources) +
-         table.render();
+         table.render() + host;
 }
 
 }  // namespace

@@ -30,6 +30,7 @@
 #include "nnergy/report/quantity_format.h"
 #include "nnergy/report/run_context.h"
 #include "nnergy/report/text_table.h"
+#include "time_accuracy_report.h"
 
 namespace nnergy::cli {
 
@@ -46,7 +47,7 @@ struct EvaluateOptions {
   std::string db;
   std::string published;                         ///< --published FILE
   std::vector<std::string> grades = {"A", "B"};  ///< --grades
-  double host_launch_us = 0;
+  std::optional<double> host_launch_us;          ///< default: the calibrated eager-PyTorch value
   bool json = false;
   std::vector<std::string> predictors = {"forest"};
   std::size_t folds = 15;
@@ -275,72 +276,25 @@ std::vector<std::string> split_list(const std::vector<std::string>& items) {
   return out;
 }
 
-// The per-group error table of a published-measurement evaluation.
-std::string error_table(const std::string& title, const std::vector<learn::TimeAccuracy>& rows) {
-  report::TextTable t;
-  t.add_column(title, report::TextTable::Align::kLeft);
-  for (const char* c : {"n", "MAPE %", "median pred/meas", "within ±10 %"}) {
-    t.add_column(c, report::TextTable::Align::kRight);
-  }
-  for (const learn::TimeAccuracy& r : rows) {
-    t.add_row({r.group, std::to_string(r.metrics.count),
-               fmt::format("{:.1f}", r.metrics.mape_percent), fmt::format("{:.2f}", r.median_ratio),
-               fmt::format("{:.0f} %", 100 * r.metrics.within_10_percent)});
-  }
-  return t.render();
-}
-
-nlohmann::ordered_json error_json(const std::vector<learn::TimeAccuracy>& rows) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::array();
-  for (const learn::TimeAccuracy& r : rows) {
-    j.push_back({{"group", r.group},
-                 {"count", r.metrics.count},
-                 {"mape", r.metrics.mape_percent / 100},
-                 {"median_ratio", r.median_ratio},
-                 {"within_10_percent", r.metrics.within_10_percent}});
-  }
-  return j;
-}
-
 // `nnergy evaluate --published FILE`: the analytical model against published whole-network times.
 CommandResult run_evaluate_published(const EvaluateOptions& o, const std::string& command_line) {
-  if (!(o.host_launch_us >= 0)) {
-    throw InvalidInput(fmt::format("--host-launch-us {}: expected >= 0", o.host_launch_us));
+  if (o.host_launch_us && !(*o.host_launch_us >= 0)) {
+    throw InvalidInput(fmt::format("--host-launch-us {}: expected >= 0", *o.host_launch_us));
   }
   const std::vector<std::string> grades = split_list(o.grades);
-  for (const std::string& g : grades) {
-    const auto& known = dataset::published_grades();
-    if (std::find(known.begin(), known.end(), g) == known.end()) {
-      throw InvalidInput("--grades " + g + ": expected A, B or C");
-    }
-  }
+  check_grades(grades);
   const std::filesystem::path data_dir = data_directory();
   device::DeviceCatalog catalog = device::DeviceCatalog::load_default(data_dir);
   if (!o.devices_file.empty()) catalog.merge(device::DeviceCatalog::load(o.devices_file));
   const dataset::PublishedReadResult read = dataset::read_published_measurements(o.published);
   const learn::PublishedTimes times = learn::published_times(read.records, data_dir, grades);
   network::TimeEvaluationSettings settings;
-  settings.host_launch_s = o.host_launch_us * 1e-6;
+  const auto& calibration = catalog.calibration();
+  settings.host_launch_s = o.host_launch_us ? *o.host_launch_us * 1e-6
+                                            : (calibration ? calibration->host_launch_s : 0.0);
   const network::TimeEvaluation e = network::evaluate_times(times.measurements, catalog, settings);
 
-  using Key = std::function<std::string(const network::EvaluatedTime&)>;
-  const std::vector<std::pair<std::string, Key>> groupings = {
-      {"device", [](const auto& t) { return t.measurement.device_id; }},
-      {"precision",
-       [](const auto& t) { return std::string(device::to_string(t.measurement.precision)); }},
-      {"mode",
-       [](const auto& t) {
-         std::string m(predict::to_string(t.measurement.mode));
-         if (t.measurement.part == network::TimedPart::kForward) m += " (forward)";
-         if (t.measurement.part == network::TimedPart::kBackward) m += " (backward)";
-         return m;
-       }},
-      {"grade", [](const auto& t) { return t.measurement.grade; }},
-      {"source",
-       [](const auto& t) {
-         return t.measurement.source.substr(0, t.measurement.source.find(" ("));
-       }},
-  };
+  const auto& groupings = time_groupings();
   std::map<std::string, std::size_t> skip_reasons;
   for (const auto& [id, why] : times.skipped) ++skip_reasons[why];
 
@@ -363,7 +317,7 @@ CommandResult run_evaluate_published(const EvaluateOptions& o, const std::string
     for (const auto& [m, why] : e.failures) failures.push_back({{"id", m.id}, {"reason", why}});
     j["failures"] = failures;
     for (const auto& [name, key] : groupings)
-      j["by_" + name] = error_json(learn::time_accuracy(e.evaluated, key));
+      j["by_" + name] = accuracy_json(learn::time_accuracy(e.evaluated, key));
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const network::EvaluatedTime& t : e.evaluated) {
       rows.push_back({{"id", t.measurement.id},
@@ -383,12 +337,20 @@ CommandResult run_evaluate_published(const EvaluateOptions& o, const std::string
       "predicted, {} could not be, {} records skipped\n",
       read.records_read, read.rejected.size(), join_with_commas(grades), e.evaluated.size(),
       e.failures.size(), times.skipped.size());
-  out += fmt::format(
-      "  no parameter of the model was fitted on these measurements: every figure is "
-      "out-of-sample (host launch cost {} µs per kernel)\n",
-      o.host_launch_us);
+  if (calibration) {
+    out += fmt::format(
+        "  the model's efficiencies were fitted by `nnergy calibrate` on {} whole-network times of "
+        "{}: on that corpus these figures are in-sample (`nnergy calibrate --dry-run` gives the "
+        "leave-one-GPU-out ones); host launch cost {:.1f} µs per kernel\n",
+        calibration->records, calibration->corpus, settings.host_launch_s * 1e6);
+  } else {
+    out += fmt::format(
+        "  no parameter of the model was fitted on these measurements: every figure is "
+        "out-of-sample (host launch cost {:.1f} µs per kernel)\n",
+        settings.host_launch_s * 1e6);
+  }
   for (const auto& [name, key] : groupings) {
-    out += "\n" + error_table(name, learn::time_accuracy(e.evaluated, key));
+    out += "\n" + accuracy_table(name, learn::time_accuracy(e.evaluated, key));
   }
   out += "\nSkipped records, by reason:\n";
   for (const auto& [why, n] : skip_reasons) out += fmt::format("  {:4} {}\n", n, why);
@@ -404,10 +366,8 @@ CommandResult run_evaluate_published(const EvaluateOptions& o, const std::string
       const auto& m = t.measurement;
       csv += fmt::format("{},\"{}\",{},{},{},{},{},{},{}\n", m.id, m.network, m.device_id,
                          device::to_string(m.precision), predict::to_string(m.mode),
-                         m.part == network::TimedPart::kIteration
-                             ? "iteration"
-                             : (m.part == network::TimedPart::kForward ? "forward" : "backward"),
-                         m.bindings.batch.value_or(0), m.measured_s, t.predicted_s);
+                         network::to_string(m.part), m.bindings.batch.value_or(0), m.measured_s,
+                         t.predicted_s);
     }
     write_file_atomically(o.scatter_csv, context.to_csv_comments() + csv, "--scatter-csv");
     out += fmt::format("wrote {} (predicted vs measured per record)\n", o.scatter_csv);
@@ -524,8 +484,8 @@ void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string
                   "with --published: grades of the records used, comma-separated")
       ->capture_default_str();
   cmd->add_option("--host-launch-us", options->host_launch_us,
-                  "with --published: host CPU time per kernel launch, us (see predict)")
-      ->capture_default_str();
+                  "with --published: host CPU time per kernel launch, us (see predict; default: "
+                  "the calibrated value)");
   cmd->add_flag("--json", options->json, "with --published: JSON instead of text");
   cmd->add_option("--predictor", options->predictors,
                   "regressors to compare, comma-separated (forest, boost, poly-lasso, hybrid, "

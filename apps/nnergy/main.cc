@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   nnergy::cli::add_dataset_command(app, &run, command_line);
   nnergy::cli::add_train_command(app, &run, command_line);
   nnergy::cli::add_evaluate_command(app, &run, command_line);
+  nnergy::cli::add_calibrate_command(app, &run, command_line);
   nnergy::cli::add_account_command(app, &run, command_line);
   nnergy::cli::add_archline_command(app, &run, command_line);
 

@@ -37,7 +37,7 @@ struct PredictOptions {
   std::optional<std::int64_t> batch;
   std::vector<std::string> dims;
   std::optional<double> clock_mhz;
-  double host_launch_us = 0;
+  std::optional<double> host_launch_us;  ///< default: the calibrated eager-PyTorch value
   bool sweep = false;
   std::optional<double> sweep_step_mhz;
   std::string precision = "fp32";
@@ -164,11 +164,13 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
   settings.point.clock_mhz = o.clock_mhz.value_or(device.clock.boost_mhz);
   device.check_clock(settings.point.clock_mhz, "--clock-mhz");
   settings.optimizer = graph::parse_optimizer(o.optimizer, "--optimizer");
-  if (!(o.host_launch_us >= 0 && o.host_launch_us <= 1e6)) {
+  if (o.host_launch_us && !(*o.host_launch_us >= 0 && *o.host_launch_us <= 1e6)) {
     throw InvalidInput(
-        fmt::format("--host-launch-us {}: expected 0 to 1000000 microseconds", o.host_launch_us));
+        fmt::format("--host-launch-us {}: expected 0 to 1000000 microseconds", *o.host_launch_us));
   }
-  settings.host_launch_s = o.host_launch_us * 1e-6;
+  settings.host_launch_s =
+      o.host_launch_us ? *o.host_launch_us * 1e-6
+                       : (catalog.calibration() ? catalog.calibration()->host_launch_s : 0.0);
   if (!o.whitelist.empty())
     settings.whitelist = graph::Whitelist::parse(o.whitelist, "--whitelist");
 
@@ -264,9 +266,9 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
   cmd->add_option("--mode", options->mode, "inference or training")->capture_default_str();
   cmd->add_option("--host-launch-us", options->host_launch_us,
                   "host CPU time to launch one kernel in an eager framework, us; the iteration "
-                  "is then the critical path of host and GPU (0: the host is never the "
-                  "bottleneck)")
-      ->capture_default_str();
+                  "is the critical path of host and GPU (0: the host is never the bottleneck); "
+                  "default: the value `nnergy calibrate` fitted on eager PyTorch measurements "
+                  "(`nnergy devices` shows it)");
   cmd->add_option("--batch", options->batch,
                   "samples per iteration (binds the batch dimension; re-binds a batch fixed in "
                   "the file); default: the file's fixed batch, else 1");

@@ -69,7 +69,7 @@ TEST(TimeEvaluation, RatiosFollowThePredictionOfEachPart) {
 
 TEST(TimeEvaluation, MeasurementsThatCannotBePredictedAreReportedWithTheReason) {
   NetworkTimeMeasurement fp16 = resnet18(1e-3, predict::Mode::kInference, TimedPart::kIteration);
-  fp16.device_id = "gtx-1080-ti";
+  fp16.device_id = "titan-x";  // Maxwell: no fp16 peak in the catalog
   fp16.precision = device::Precision::kFp16;
   NetworkTimeMeasurement missing = fp16;
   missing.device_id = "a100-40gb";
@@ -77,7 +77,7 @@ TEST(TimeEvaluation, MeasurementsThatCannotBePredictedAreReportedWithTheReason) 
   const TimeEvaluation e = evaluate_times({fp16, missing}, catalog());
   EXPECT_TRUE(e.evaluated.empty());
   ASSERT_EQ(e.failures.size(), 2u);
-  EXPECT_NE(e.failures[0].second.find("gtx-1080-ti has no fp16 peak"), std::string::npos);
+  EXPECT_NE(e.failures[0].second.find("titan-x has no fp16 peak"), std::string::npos);
   EXPECT_NE(e.failures[1].second.find("/nonexistent/model.onnx"), std::string::npos);
 }
 

@@ -21,7 +21,9 @@ device::DeviceSpec toy_device() {
   d.idle_w = 50;
   d.clock = {500, 1000, 1000, 100};
   d.dvfs = {0.5, 500};  // voltage 0.5·Vmax at 500 MHz, Vmax at 1000 MHz
-  d.efficiency = {0.5, 1.0, 0.0};
+  d.efficiency.compute = 0.5;
+  d.efficiency.memory = 1.0;
+  d.efficiency.kernel_overhead_s = 0.0;
   d.archline[Precision::kFp32] = {10e-12, 100e-12, 100, "toy", false, std::nullopt, std::nullopt};
   return d;
 }
@@ -34,9 +36,10 @@ TEST(AnalyticalPredictor, ComputeBoundPassAtBoost) {
   const OpEstimate e =
       p.predict_pass(PassCost{0, 1e12, 1e9, 0}, OpClass::kMatrix, {Precision::kFp32, 1000});
   EXPECT_NEAR(e.time_s, 0.2, 0.2 * kTolerance);
-  // E = W·ε_flop + Q·ε_mem + T·π0 = 10 J + 0.1 J + 20 J (seed 003 Eq. 5).
-  EXPECT_NEAR(e.energy_j, 30.1, 30.1 * kTolerance);
-  EXPECT_NEAR(e.power_w, 150.5, 150.5 * kTolerance);
+  // E = (W/η)·ε_flop + Q·ε_mem + T·π0 = 20 J + 0.1 J + 20 J (seed 003 Eq. 5; at η = 0.5 the
+  // units spend 2 TFLOP of slots).
+  EXPECT_NEAR(e.energy_j, 40.1, 40.1 * kTolerance);
+  EXPECT_NEAR(e.power_w, 200.5, 200.5 * kTolerance);
   EXPECT_TRUE(e.compute_bound);
   EXPECT_FALSE(e.power_capped);
 }
@@ -49,7 +52,8 @@ TEST(AnalyticalPredictor, MemoryBoundPassAndLaunchOverhead) {
       p.predict_pass(PassCost{0, 1e6, 1e9, 2}, OpClass::kElementwise, {Precision::kFp32, 1000});
   EXPECT_NEAR(e.time_s, 1e-3 + 10e-6, 1e-15);
   EXPECT_FALSE(e.compute_bound);
-  EXPECT_NEAR(e.energy_j, 1e6 * 10e-12 + 1e9 * 100e-12 + (1e-3 + 10e-6) * 100, 1e-12);
+  // The flop slots: 1 MFLOP at η = 0.5 keeps the units busy for 2 MFLOP.
+  EXPECT_NEAR(e.energy_j, 2e6 * 10e-12 + 1e9 * 100e-12 + (1e-3 + 10e-6) * 100, 1e-12);
 }
 
 TEST(AnalyticalPredictor, ClockScalesComputeTimeAndVoltageScalesEnergy) {
@@ -57,8 +61,9 @@ TEST(AnalyticalPredictor, ClockScalesComputeTimeAndVoltageScalesEnergy) {
   const PassCost work{0, 1e12, 0, 0};
   const OpEstimate at_min = p.predict_pass(work, OpClass::kMatrix, {Precision::kFp32, 500});
   EXPECT_NEAR(at_min.time_s, 0.4, 0.4 * kTolerance);  // half the clock, twice the time
-  // v = 0.5: ε_flop·v² = 2.5 pJ; baseline = idle 50 W + (100 − 50)·v²·(f/f_boost) = 56.25 W.
-  EXPECT_NEAR(at_min.energy_j, 1e12 * 2.5e-12 + 0.4 * 56.25, 1e-9);
+  // v = 0.5: ε_flop·v² = 2.5 pJ over W/η = 2e12 flop slots; baseline = idle 50 W +
+  // (100 − 50)·v²·(f/f_boost) = 56.25 W.
+  EXPECT_NEAR(at_min.energy_j, 2e12 * 2.5e-12 + 0.4 * 56.25, 1e-9);
 }
 
 TEST(AnalyticalPredictor, MemoryTimeIgnoresCoreClockAboveHalfBoost) {
@@ -77,15 +82,49 @@ TEST(AnalyticalPredictor, MatrixOpsUseTensorPeakElementwiseUseVectorPeak) {
               1e-12);
 }
 
+TEST(AnalyticalPredictor, TensorEfficiencyAppliesToMatrixUnitsOnly) {
+  device::DeviceSpec d = toy_device();
+  d.efficiency.tensor = 0.25;
+  const AnalyticalPredictor p(d);
+  const PassCost work{0, 1e12, 0, 0};
+  // fp16 matrix work: 1 TFLOP at 0.25 · 40 TFLOP/s; fp32 keeps η = 0.5 of 10 TFLOP/s.
+  EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp16, 1000}).time_s, 0.1, 1e-12);
+  EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp32, 1000}).time_s, 0.2, 1e-12);
+  // A peak at most 2.5× fp32 (Pascal's pseudo-fp16, packed half2) is not matrix units.
+  d.peak_flop_per_s[Precision::kFp16] = 20e12;
+  EXPECT_FALSE(d.has_matrix_units(Precision::kFp16));
+  EXPECT_NEAR(
+      AnalyticalPredictor(d).predict_pass(work, OpClass::kMatrix, {Precision::kFp16, 1000}).time_s,
+      1e12 / (0.5 * 20e12), 1e-12);
+}
+
+TEST(AnalyticalPredictor, SmallAndThinMatrixKernelsAreSlower) {
+  device::DeviceSpec d = toy_device();
+  d.sm_count = 10;
+  d.efficiency.work_half_flop_per_sm = 1e9;  // half efficiency at 10 GFLOP in all
+  d.efficiency.reduction_half = 8;
+  const AnalyticalPredictor p(d);
+  const PassCost work{0, 10e9, 0, 0};
+  // Size factor x/(1+x) with x = 10e9/(10·1e9) = 1: half; no reduction length known.
+  EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp32, 1000}).time_s,
+              10e9 / (0.5 * 10e12 * 0.5), 1e-12);
+  // K = 8 (a depthwise 3×3 has 9): another half.
+  EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp32, 1000}, 8).time_s,
+              10e9 / (0.5 * 10e12 * 0.25), 1e-12);
+  // Neither factor touches vector work.
+  EXPECT_NEAR(p.predict_pass(work, OpClass::kElementwise, {Precision::kFp32, 1000}, 8).time_s,
+              10e9 / (0.5 * 10e12), 1e-12);
+}
+
 TEST(AnalyticalPredictor, PowerAboveTdpStretchesTime) {
   device::DeviceSpec d = toy_device();
-  d.archline[Precision::kFp32].eps_flop_j = 200e-12;  // 200 J for 1 TFLOP in 0.2 s: 1 kW
+  d.archline[Precision::kFp32].eps_flop_j = 200e-12;  // 400 J for 2 TFLOP of slots in 0.2 s
   const AnalyticalPredictor p(d);
   const OpEstimate e =
       p.predict_pass(PassCost{0, 1e12, 0, 0}, OpClass::kMatrix, {Precision::kFp32, 1000});
   EXPECT_TRUE(e.power_capped);
   EXPECT_DOUBLE_EQ(e.power_w, 400);
-  EXPECT_NEAR(e.energy_j, 200 + 0.2 * 100, 1e-9);
+  EXPECT_NEAR(e.energy_j, 400 + 0.2 * 100, 1e-9);
   EXPECT_NEAR(e.time_s, e.energy_j / 400, 1e-12);
 }
 

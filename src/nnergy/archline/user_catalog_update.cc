@@ -87,6 +87,9 @@ void save_fitted_device(const std::filesystem::path& user_catalog, const std::st
                          "whose peaks, clocks and power limits the new entry copies");
     }
     ordered_json copy = *found;
+    // The base's efficiencies are the catalog's estimates: without them, the new device takes
+    // the calibrated time model of its generation, like the base itself.
+    copy.erase("efficiency");
     if (lower(copy["id"].get<std::string>()) != id) {
       copy["id"] = id;
       copy["aliases"] = ordered_json::array();

@@ -140,17 +140,23 @@ DeviceSpec parse_device(const json& entry, const std::string& source, std::size_
     d.dvfs.knee_mhz = dvfs.number_or("knee_mhz", d.dvfs.knee_mhz);
   }
   if (r.has("efficiency")) {
+    d.efficiency_given = true;
     FieldReader eff = r.object("efficiency");
     d.efficiency.compute = eff.number_or("compute", d.efficiency.compute);
     d.efficiency.memory = eff.number_or("memory", d.efficiency.memory);
     d.efficiency.kernel_overhead_s =
         eff.number_or("kernel_overhead_s", d.efficiency.kernel_overhead_s);
+    if (eff.has("tensor")) d.efficiency.tensor = eff.number("tensor", "fraction of peak");
+    d.efficiency.work_half_flop_per_sm = eff.number_or("work_half_flop_per_sm", 0);
+    d.efficiency.reduction_half = eff.number_or("reduction_half", 0);
   }
-  if (!(d.efficiency.compute > 0 && d.efficiency.compute <= 1 && d.efficiency.memory > 0 &&
-        d.efficiency.memory <= 1 && d.efficiency.kernel_overhead_s >= 0)) {
+  const Efficiency& e = d.efficiency;
+  if (!(e.compute > 0 && e.compute <= 1 && e.memory > 0 && e.memory <= 1 &&
+        e.kernel_overhead_s >= 0 && e.tensor.value_or(1) > 0 && e.tensor.value_or(1) <= 1 &&
+        e.work_half_flop_per_sm >= 0 && e.reduction_half >= 0)) {
     throw InvalidInput(r.where() +
-                       ".efficiency: expected compute and memory in (0, 1] and "
-                       "kernel_overhead_s >= 0");
+                       ".efficiency: expected compute, memory and tensor in (0, 1] and "
+                       "kernel_overhead_s, work_half_flop_per_sm, reduction_half >= 0");
   }
 
   FieldReader archline = r.object("archline");
@@ -241,10 +247,26 @@ std::filesystem::path DeviceCatalog::user_catalog_path() {
          "devices.json";
 }
 
+std::filesystem::path DeviceCatalog::calibrated_parameters_path(
+    const std::filesystem::path& data_dir) {
+  return data_dir / "calibration" / "calibrated.json";
+}
+
+void DeviceCatalog::calibrate(const CalibratedParameters& parameters) {
+  for (DeviceSpec& d : devices_) apply_calibration(parameters, d);
+  calibration_ = parameters;
+  sources_.push_back("calibrated parameters");
+}
+
 DeviceCatalog DeviceCatalog::load_default(const std::filesystem::path& data_dir) {
   DeviceCatalog catalog = load(data_dir / "devices.json");
-  const std::filesystem::path user = user_catalog_path();
   std::error_code ec;
+  const std::filesystem::path calibrated = calibrated_parameters_path(data_dir);
+  if (std::filesystem::exists(calibrated, ec)) {
+    catalog.calibrate(read_calibrated_parameters(calibrated));
+    catalog.sources_.back() = calibrated.string();
+  }
+  const std::filesystem::path user = user_catalog_path();
   if (std::filesystem::exists(user, ec)) catalog.merge(load(user));
   return catalog;
 }
@@ -253,10 +275,13 @@ void DeviceCatalog::merge(const DeviceCatalog& other) {
   for (const DeviceSpec& spec : other.devices_) {
     auto it = std::find_if(devices_.begin(), devices_.end(),
                            [&](const DeviceSpec& d) { return d.id == spec.id; });
+    DeviceSpec added = spec;
+    // A device added after calibration takes it unless its file set its own efficiencies.
+    if (calibration_ && !added.efficiency_given) apply_calibration(*calibration_, added);
     if (it != devices_.end()) {
-      *it = spec;
+      *it = added;
     } else {
-      devices_.push_back(spec);
+      devices_.push_back(added);
     }
   }
   sources_.insert(sources_.end(), other.sources_.begin(), other.sources_.end());

@@ -1,9 +1,11 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "nnergy/device/calibrated_parameters.h"
 #include "nnergy/device/device_spec.h"
 
 namespace nnergy::device {
@@ -17,13 +19,18 @@ class DeviceCatalog {
   static DeviceCatalog load(const std::filesystem::path& path);
   /// Parses catalog JSON text; `source` names it in messages.
   static DeviceCatalog parse(const std::string& text, const std::string& source);
-  /// The built-in catalog of `data_dir`, overridden by the user catalog when it exists:
-  /// `$NNERGY_USER_DEVICES`, else `$XDG_CONFIG_HOME/nnergy/devices.json` (or ~/.config/...).
+  /// The built-in catalog of `data_dir` with the calibrated parameters of
+  /// `data_dir`/calibration/calibrated.json applied to its devices (when that file exists; see
+  /// apply_calibration), overridden by the user catalog when it exists: `$NNERGY_USER_DEVICES`,
+  /// else `$XDG_CONFIG_HOME/nnergy/devices.json` (or ~/.config/...) (see merge).
   static DeviceCatalog load_default(const std::filesystem::path& data_dir);
+  /// Path of the calibrated parameters in `data_dir`.
+  static std::filesystem::path calibrated_parameters_path(const std::filesystem::path& data_dir);
   /// Path of the user catalog (it may not exist).
   static std::filesystem::path user_catalog_path();
 
-  /// Replaces or adds the devices of `other`.
+  /// Replaces or adds the devices of `other`; once calibrated, a device whose file gives no
+  /// "efficiency" takes the calibration (apply_calibration).
   void merge(const DeviceCatalog& other);
 
   /// The device with this id or alias (case-insensitive); InvalidInput listing the ids otherwise.
@@ -31,10 +38,15 @@ class DeviceCatalog {
   const std::vector<DeviceSpec>& devices() const { return devices_; }
   /// Files the catalog was read from, in order.
   const std::vector<std::string>& sources() const { return sources_; }
+  /// The calibrated parameters applied to the built-in devices, if any.
+  const std::optional<CalibratedParameters>& calibration() const { return calibration_; }
+  /// Applies `parameters` to every device (apply_calibration) and keeps them.
+  void calibrate(const CalibratedParameters& parameters);
 
  private:
   std::vector<DeviceSpec> devices_;
   std::vector<std::string> sources_;
+  std::optional<CalibratedParameters> calibration_;
 };
 
 }  // namespace nnergy::device

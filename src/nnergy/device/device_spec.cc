@@ -15,6 +15,21 @@ std::optional<double> DeviceSpec::peak(Precision precision) const {
   return it->second;
 }
 
+bool DeviceSpec::has_matrix_units(Precision precision) const {
+  if (precision != Precision::kTf32 && precision != Precision::kFp16 &&
+      precision != Precision::kBf16) {
+    return false;
+  }
+  const std::optional<double> p = peak(precision);
+  const std::optional<double> p32 = peak(Precision::kFp32);
+  constexpr double kMatrixUnitRatio = 2.5;  // packed fp16 (2×) is still the vector units
+  return p && p32 && *p > kMatrixUnitRatio * *p32;
+}
+
+std::string DeviceSpec::generation() const {
+  return architecture.substr(0, architecture.find(' '));
+}
+
 ArchlineParameters DeviceSpec::archline_for(Precision precision) const {
   if (auto it = archline.find(precision); it != archline.end()) return it->second;
   auto fp32 = archline.find(Precision::kFp32);

@@ -40,10 +40,32 @@ struct DvfsModel {
 };
 
 /// How close real kernels come to the datasheet peaks.
+///
+/// A matrix kernel (convolution, GEMM) of W flops and reduction length K (multiply-accumulates
+/// per output element) runs at η·peak·s·k with the size factor s = x/(1+x), x = W/(SMs·w½) (a
+/// small kernel fills few tiles and waves of the SMs) and the reduction factor k = K/(K+K½)
+/// (grouped and depthwise convolutions reuse little data per output).
 struct Efficiency {
-  double compute = 0.6;             ///< fraction of peak flop/s dense conv/GEMM kernels reach
+  double compute = 0.6;             ///< η of the vector (CUDA-core) peak, large conv/GEMM kernels
   double memory = 0.85;             ///< fraction of peak bandwidth streaming kernels reach
-  double kernel_overhead_s = 4e-6;  ///< launch and dispatch time per kernel, s
+  double kernel_overhead_s = 4e-6;  ///< GPU launch and dispatch time per kernel, s
+  /// η of the matrix-unit (tensor-core) peak for tf32/fp16/bf16; absent: `compute`.
+  std::optional<double> tensor;
+  double work_half_flop_per_sm = 0;  ///< w½, flop per SM; 0: no size effect
+  double reduction_half = 0;         ///< K½, multiply-accumulates per output; 0: no effect
+};
+
+/// Where a device's efficiencies come from when `nnergy calibrate` set them
+/// (data/calibration/calibrated.json).
+struct CalibrationInfo {
+  std::string generation;  ///< architecture generation, e.g. "Ampere"
+  /// "calibrated on N published measurements of <generation> GPUs (…)" or "transferred from
+  /// <generation> (…)"; empty: the catalog's own estimates, not calibrated.
+  std::string provenance;
+  bool transferred = false;  ///< the device's generation had no measurements of its own
+  /// 1σ of ln(measured/predicted) of whole-network times, out of sample (leave-one-GPU-out);
+  /// 0: unknown.
+  double time_log_sigma = 0;
 };
 
 /// One GPU (or accelerator) of the device catalog. Peaks are at the boost clock.
@@ -63,12 +85,19 @@ struct DeviceSpec {
   ClockRange clock;
   DvfsModel dvfs;
   Efficiency efficiency;
+  bool efficiency_given = false;  ///< the catalog file set "efficiency" (calibration keeps it)
+  CalibrationInfo calibration;
   std::map<Precision, ArchlineParameters> archline;  ///< as given in the catalog file
   std::vector<std::string> estimated_fields;         ///< fields that are estimates
   std::string sources;
 
   /// Peak flop/s of `precision`, if the device has it.
   std::optional<double> peak(Precision precision) const;
+  /// True when matrix work at `precision` runs on matrix units (tensor cores): a tf32, fp16 or
+  /// bf16 peak above 2.5× the fp32 peak (a Pascal GeForce's fp16, computed in fp32, is not).
+  bool has_matrix_units(Precision precision) const;
+  /// Architecture generation: the first word of `architecture` ("Ampere GA100" → "Ampere").
+  std::string generation() const;
   /// Archline parameters of `precision`: the catalog's, or derived from fp32 (same flop power
   /// at that precision's peak; marked estimated) when the catalog has none for it.
   ArchlineParameters archline_for(Precision precision) const;

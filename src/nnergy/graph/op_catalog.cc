@@ -374,6 +374,9 @@ OpCost op_cost(const Network& network, const Node& node) {
   for (const TensorInfo* t : input.in) {
     if (t->role == TensorRole::kParameter) cost.parameter_count += t->elements();
   }
+  if (cost.op_class == OpClass::kMatrix && !input.out.empty() && input.out[0]->elements() > 0) {
+    cost.reduction_length = cost.inference.macs / static_cast<double>(input.out[0]->elements());
+  }
   return cost;
 }
 

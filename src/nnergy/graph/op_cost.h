@@ -47,6 +47,9 @@ struct OpCost {
   PassCost training_forward;  ///< forward pass in train mode (differs for BatchNorm, Dropout)
   PassCost backward;          ///< zero when no input needs a gradient
   std::int64_t parameter_count = 0;  ///< elements of the parameter tensors the node reads
+  /// Matrix operators: multiply-accumulates per output element of the forward pass (the K of
+  /// the GEMM; C_in/groups·k_h·k_w for a convolution); 0 otherwise.
+  double reduction_length = 0;
 };
 
 }  // namespace nnergy::graph

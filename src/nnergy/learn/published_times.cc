@@ -115,6 +115,12 @@ PublishedTimes published_times(const std::vector<dataset::PublishedMeasurement>&
       skip("batch not stated");
       continue;
     }
+    if (r.framework.find("no cuDNN") != std::string::npos) {
+      // Torch7's own convolutions are 2–3× slower than cuDNN's on the same GPU: a different
+      // kernel library from the cuDNN/cuBLAS kernels every framework nnergy predicts uses.
+      skip("framework '" + r.framework + "' runs convolutions without cuDNN (not modelled)");
+      continue;
+    }
     if (r.mode == "inference") {
       m.mode = predict::Mode::kInference;
     } else if (r.mode == "training (fwd+bwd, no optimizer)" || r.mode == "training_forward" ||

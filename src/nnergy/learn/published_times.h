@@ -26,9 +26,9 @@ struct PublishedTimes {
 /// measurements. Precision: "fp32" as fp32, "TF32" (also "fp32 storage; TF32 … math") as tf32,
 /// pure fp16 and AMP as fp16. Modes: "inference"; "training (fwd+bwd, no optimizer)";
 /// "training_forward"/"training_backward" (parts of a training iteration); "training" (with the
-/// optimizer step). A record without a batch, with another quantity or mode, a GPU or network
-/// the mapping files lack, or a grade not asked for is skipped with the reason. Throws
-/// InvalidInput naming the mapping file when one is missing or malformed.
+/// optimizer step). A record of a framework without cuDNN, a record without a batch, with another
+/// quantity or mode, a GPU or network the mapping files lack, or a grade not asked for is skipped
+/// with the reason. Throws InvalidInput naming the mapping file when one is missing or malformed.
 PublishedTimes published_times(const std::vector<dataset::PublishedMeasurement>& records,
                                const std::filesystem::path& data_dir,
                                const std::vector<std::string>& grades);

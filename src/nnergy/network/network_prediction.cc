@@ -22,36 +22,51 @@ CostedNetwork::CostedNetwork(const graph::Network& network) : network_(network) 
   unique_count_ = unique.size();
 }
 
-namespace {
-
-// Critical path of a host issuing the kernels in order (forward in network order, then the
-// backward in reverse order and the optimizer step) and a GPU running each kernel once it is
-// issued and the previous one is done; a layer's time is spread evenly over its kernels.
-// Returns the iteration time.
-double critical_path_s(const std::vector<LayerPrediction>& layers, double launch_s) {
+double critical_path_s(const std::vector<KernelRun>& runs, double launch_s) {
   double host = 0;
   double gpu = 0;
-  auto run = [&](double kernels, double time_s) {
-    if (kernels <= 0) {
-      gpu += time_s;
-      return;
+  for (const KernelRun& r : runs) {
+    if (r.kernels <= 0 || launch_s <= 0) {
+      gpu += r.time_s;
+      continue;
     }
-    const auto whole = static_cast<long>(std::ceil(kernels));
+    const auto whole = static_cast<long>(std::ceil(r.kernels));
     for (long k = 0; k < whole; ++k) {
       host += launch_s;
-      gpu = std::max(gpu, host) + time_s / static_cast<double>(whole);
+      gpu = std::max(gpu, host) + r.time_s / static_cast<double>(whole);
     }
-  };
-  for (const LayerPrediction& l : layers) {
-    if (l.node_index) run(l.kernels_forward, l.forward_time_s);
-  }
-  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
-    if (it->node_index) run(it->kernels_backward, it->time_s - it->forward_time_s);
-  }
-  for (const LayerPrediction& l : layers) {
-    if (!l.node_index) run(l.kernels_backward, l.time_s);
   }
   return std::max(host, gpu);
+}
+
+graph::PassCost optimizer_step(const graph::Network& network, graph::Optimizer optimizer) {
+  double bytes_per_parameter = 4;
+  for (const graph::TensorInfo& t : network.tensors()) {
+    if (t.role == graph::TensorRole::kParameter) {
+      bytes_per_parameter = static_cast<double>(graph::bytes_per_element(t.dtype));
+      break;
+    }
+  }
+  return graph::optimizer_step_cost(optimizer, static_cast<double>(network.parameter_count()),
+                                    network.parameter_tensor_count(), bytes_per_parameter);
+}
+
+namespace {
+
+// The kernels of the layers in issue order: forward in network order, then the backward in
+// reverse order and the optimizer step.
+std::vector<KernelRun> issue_order(const std::vector<LayerPrediction>& layers) {
+  std::vector<KernelRun> runs;
+  for (const LayerPrediction& l : layers) {
+    if (l.node_index) runs.push_back({l.kernels_forward, l.forward_time_s});
+  }
+  for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
+    if (it->node_index) runs.push_back({it->kernels_backward, it->time_s - it->forward_time_s});
+  }
+  for (const LayerPrediction& l : layers) {
+    if (!l.node_index) runs.push_back({l.kernels_backward, l.time_s});
+  }
+  return runs;
 }
 
 }  // namespace
@@ -61,7 +76,7 @@ void add_host_wait(NetworkPrediction& result, double idle_w) {
   if (launch_s <= 0) return;
   double gpu_s = 0;
   for (const LayerPrediction& l : result.layers) gpu_s += l.time_s;
-  const double wait_s = critical_path_s(result.layers, launch_s) - gpu_s;
+  const double wait_s = critical_path_s(issue_order(result.layers), launch_s) - gpu_s;
   if (wait_s <= 0) return;
   LayerPrediction layer;
   layer.name = "host.launch_wait";
@@ -139,16 +154,7 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
   result.unknown_ops.assign(unknown.begin(), unknown.end());
 
   if (training && network.parameter_count() > 0) {
-    double bytes_per_parameter = 4;
-    for (const graph::TensorInfo& t : network.tensors()) {
-      if (t.role == graph::TensorRole::kParameter) {
-        bytes_per_parameter = static_cast<double>(graph::bytes_per_element(t.dtype));
-        break;
-      }
-    }
-    const graph::PassCost step = graph::optimizer_step_cost(
-        settings.optimizer, static_cast<double>(network.parameter_count()),
-        network.parameter_tensor_count(), bytes_per_parameter);
+    const graph::PassCost step = optimizer_step(network, settings.optimizer);
     const predict::OpEstimate estimate =
         analytical.predict_pass(step, graph::OpClass::kElementwise, settings.point);
     LayerPrediction layer;
@@ -200,12 +206,18 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
     energy_variance += n * n * e.energy_std_j * e.energy_std_j;
     time_energy_covariance += n * n * e.power_w * e.time_std_s * e.time_std_s;
   }
+  double edp_variance =
+      std::max(0.0, totals.time_s * totals.time_s * energy_variance +
+                        totals.energy_j * totals.energy_j * time_variance +
+                        2 * totals.energy_j * totals.time_s * time_energy_covariance);
+  // A network-level error shared by all ops moves T and E together (E = P·T), EDP twice over.
+  const double shared = predictor.network_relative_time_std();
+  time_variance += std::pow(shared * totals.time_s, 2);
+  energy_variance += std::pow(shared * totals.energy_j, 2);
+  edp_variance += std::pow(2 * shared * totals.edp_j_s, 2);
   totals.time_std_s = std::sqrt(time_variance);
   totals.energy_std_j = std::sqrt(energy_variance);
-  totals.edp_std_j_s =
-      std::sqrt(std::max(0.0, totals.time_s * totals.time_s * energy_variance +
-                                  totals.energy_j * totals.energy_j * time_variance +
-                                  2 * totals.energy_j * totals.time_s * time_energy_covariance));
+  totals.edp_std_j_s = std::sqrt(edp_variance);
   totals.energy_per_sample_j =
       settings.batch > 0 ? totals.energy_j / static_cast<double>(settings.batch) : 0;
   return result;

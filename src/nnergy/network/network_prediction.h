@@ -65,7 +65,9 @@ struct LayerPrediction {
 /// ops are independent. Hence σ_T² = Σ_u (n_u·σ_t,u)² over unique ops u occurring n_u times, the
 /// same for σ_E, and σ_EDP² = T²σ_E² + E²σ_T² + 2·E·T·Σ_u n_u²·P_u·σ_t,u² (E = t·P: an op's
 /// energy error follows its time error). Ops whose predictor gives no uncertainty (the
-/// analytical model, the optimizer step) add nothing, so the figures are then a lower bound.
+/// analytical model, the optimizer step) add nothing. A predictor's network-level error
+/// (OpPredictor::network_relative_time_std, r) adds (r·T)² to σ_T², (r·E)² to σ_E² and
+/// (2r·EDP)² to σ_EDP².
 struct NetworkTotals {
   double time_s = 0;           ///< T = Σ count·t, or the host/GPU critical path when it is longer
   double gpu_time_s = 0;       ///< Σ count·t: the time the GPU is busy
@@ -114,6 +116,20 @@ class CostedNetwork {
   std::vector<std::size_t> unique_of_node_;
   std::size_t unique_count_ = 0;
 };
+
+/// Kernels issued back to back, and the GPU time they take together.
+struct KernelRun {
+  double kernels = 0;  ///< kernel launches (a fraction counts as one)
+  double time_s = 0;   ///< GPU time of all of them, s
+};
+
+/// Iteration time of a host issuing `runs` in order, `launch_s` seconds per kernel, and a GPU
+/// running each kernel once it is issued and the previous one is done (a run's time spread
+/// evenly over its kernels): the critical path of host and GPU, s. `launch_s` 0: Σ time.
+double critical_path_s(const std::vector<KernelRun>& runs, double launch_s);
+
+/// Work of one optimizer step over the network's parameters (their element type as stored).
+graph::PassCost optimizer_step(const graph::Network& network, graph::Optimizer optimizer);
 
 /// Operator type of the pseudo-layer that holds the GPU's idle wait for the host (see
 /// PredictionSettings::host_launch_s).

@@ -40,36 +40,73 @@ class NetworkCache {
   std::map<std::string, std::unique_ptr<Entry>> entries_;
 };
 
-// The predicted time of the part of the iteration `m` timed.
-double predicted_part_s(const NetworkPrediction& p, const NetworkTimeMeasurement& m) {
-  double forward_s = 0;
-  double backward_s = 0;
-  double optimizer_s = 0;
-  for (const LayerPrediction& layer : p.layers) {
-    if (layer.node_index) {
-      forward_s += layer.forward_time_s;
-      backward_s += layer.time_s - layer.forward_time_s;
-    } else if (layer.op_type != kHostWaitOp) {
-      optimizer_s += layer.time_s;
-    }
-  }
-  switch (m.part) {
+}  // namespace
+
+std::string_view to_string(TimedPart part) {
+  switch (part) {
     case TimedPart::kForward:
-      return forward_s;
+      return "forward";
     case TimedPart::kBackward:
-      return backward_s;
+      return "backward";
     case TimedPart::kIteration:
       break;
   }
-  return p.totals.time_s - (m.optimizer_step ? 0.0 : optimizer_s);
+  return "iteration";
 }
 
-}  // namespace
+TimedNetwork::TimedNetwork(const CostedNetwork& costed, const NetworkTimeMeasurement& m)
+    : part_(m.part), precision_(m.precision) {
+  const graph::Network& network = costed.network();
+  const bool training = m.mode == predict::Mode::kTraining;
+  // Unique operation → index of its forward and backward pass in passes_.
+  std::vector<std::optional<std::pair<std::size_t, std::size_t>>> index(costed.unique_count());
+  for (std::size_t n = 0; n < network.nodes().size(); ++n) {
+    const graph::OpCost& cost = costed.costs()[n];
+    if (cost.op_class == graph::OpClass::kShape) continue;
+    auto& slot = index[costed.unique_of_node()[n]];
+    if (!slot) {
+      slot = std::make_pair(passes_.size(), passes_.size() + 1);
+      passes_.push_back({training ? cost.training_forward : cost.inference, cost.op_class,
+                         cost.reduction_length});
+      passes_.push_back(
+          {training ? cost.backward : graph::PassCost{}, cost.op_class, cost.reduction_length});
+    }
+    forward_runs_.push_back(slot->first);
+    if (training) backward_runs_.push_back(slot->second);
+  }
+  std::reverse(backward_runs_.begin(), backward_runs_.end());
+  if (training && m.optimizer_step && network.parameter_count() > 0) {
+    passes_.push_back(
+        {optimizer_step(network, graph::Optimizer::kSgdMomentum), graph::OpClass::kElementwise, 0});
+    optimizer_run_ = passes_.size() - 1;
+  }
+}
 
-TimeEvaluation evaluate_times(const std::vector<NetworkTimeMeasurement>& measurements,
-                              const device::DeviceCatalog& catalog,
-                              const TimeEvaluationSettings& settings) {
-  TimeEvaluation result;
+double TimedNetwork::predict_s(const predict::AnalyticalPredictor& analytical,
+                               double host_launch_s) const {
+  const predict::OperatingPoint point{precision_, analytical.device().clock.boost_mhz};
+  std::vector<double> time_s(passes_.size());
+  for (std::size_t i = 0; i < passes_.size(); ++i) {
+    const Pass& p = passes_[i];
+    time_s[i] = analytical.predict_pass(p.cost, p.op_class, point, p.reduction_length).time_s;
+  }
+  // A part timed on its own starts with an idle host and GPU, like the whole iteration.
+  std::vector<KernelRun> runs;
+  runs.reserve(forward_runs_.size() + backward_runs_.size() + 1);
+  auto add = [&](std::size_t r) { runs.push_back({passes_[r].cost.kernels, time_s[r]}); };
+  if (part_ != TimedPart::kBackward) {
+    for (std::size_t r : forward_runs_) add(r);
+  }
+  if (part_ != TimedPart::kForward) {
+    for (std::size_t r : backward_runs_) add(r);
+  }
+  if (part_ == TimedPart::kIteration && optimizer_run_) add(*optimizer_run_);
+  return critical_path_s(runs, host_launch_s);
+}
+
+PreparedTimes prepare_times(const std::vector<NetworkTimeMeasurement>& measurements,
+                            const device::DeviceCatalog& catalog) {
+  PreparedTimes result;
   NetworkCache cache;
   for (const NetworkTimeMeasurement& m : measurements) {
     try {
@@ -79,15 +116,27 @@ TimeEvaluation evaluate_times(const std::vector<NetworkTimeMeasurement>& measure
                                        device::to_string(m.precision)));
       }
       if (!(m.measured_s > 0)) throw InvalidInput("the measured time is not positive");
-      const CostedNetwork& costed = cache.get(m);
-      PredictionSettings s;
-      s.mode = m.mode;
-      s.batch = costed.network().batch;
-      s.point = {m.precision, device.clock.boost_mhz};
-      s.host_launch_s = settings.host_launch_s;
-      const predict::AnalyticalPredictor analytical(device);
-      const NetworkPrediction p = predict_network(costed, analytical, analytical, s);
-      result.evaluated.push_back({m, predicted_part_s(p, m)});
+      result.networks.emplace_back(cache.get(m), m);
+      result.measurements.push_back(m);
+    } catch (const InvalidInput& e) {
+      result.failures.emplace_back(m, e.what());
+    }
+  }
+  return result;
+}
+
+TimeEvaluation evaluate_times(const std::vector<NetworkTimeMeasurement>& measurements,
+                              const device::DeviceCatalog& catalog,
+                              const TimeEvaluationSettings& settings) {
+  PreparedTimes prepared = prepare_times(measurements, catalog);
+  TimeEvaluation result;
+  result.failures = std::move(prepared.failures);
+  for (std::size_t i = 0; i < prepared.measurements.size(); ++i) {
+    const NetworkTimeMeasurement& m = prepared.measurements[i];
+    try {
+      const predict::AnalyticalPredictor analytical(catalog.find(m.device_id));
+      result.evaluated.push_back(
+          {m, prepared.networks[i].predict_s(analytical, settings.host_launch_s)});
     } catch (const InvalidInput& e) {
       result.failures.emplace_back(m, e.what());
     }

@@ -12,6 +12,8 @@
 
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/graph/onnx_importer.h"
+#include "nnergy/network/network_prediction.h"
+#include "nnergy/predict/analytical_predictor.h"
 #include "nnergy/predict/op_predictor.h"
 
 namespace nnergy::network {
@@ -22,6 +24,9 @@ enum class TimedPart {
   kForward,    ///< the forward pass of a training iteration
   kBackward,   ///< the backward pass of a training iteration
 };
+
+/// "iteration", "forward", "backward".
+std::string_view to_string(TimedPart part);
 
 /// One measured whole-network time, with what it takes to predict it.
 struct NetworkTimeMeasurement {
@@ -50,6 +55,48 @@ struct EvaluatedTime {
 struct TimeEvaluationSettings {
   double host_launch_s = 0;  ///< see PredictionSettings::host_launch_s
 };
+
+/// A measured network reduced to what its predicted time depends on: the passes of each unique
+/// operation and the order the kernels are issued in. Built once, it predicts the measured part
+/// on any device parameters quickly (calibration predicts each measurement many times); the
+/// result equals predict_network's for the same device and settings.
+class TimedNetwork {
+ public:
+  TimedNetwork(const CostedNetwork& network, const NetworkTimeMeasurement& measurement);
+
+  /// Predicted time of the measured part (the forward, the backward or the whole iteration, with
+  /// the optimizer step when the measurement includes it) on `analytical`'s device at its boost
+  /// clock, s: the critical path of the host issuing the part's kernels `host_launch_s` apart
+  /// and the GPU running them.
+  double predict_s(const predict::AnalyticalPredictor& analytical, double host_launch_s) const;
+
+ private:
+  struct Pass {
+    graph::PassCost cost;
+    graph::OpClass op_class = graph::OpClass::kUnknown;
+    double reduction_length = 0;
+  };
+  // Unique passes, and per issued run the pass it runs (forward in network order, backward in
+  // reverse order, then the optimizer step when measured).
+  std::vector<Pass> passes_;
+  std::vector<std::size_t> forward_runs_;
+  std::vector<std::size_t> backward_runs_;
+  std::optional<std::size_t> optimizer_run_;
+  TimedPart part_ = TimedPart::kIteration;
+  device::Precision precision_ = device::Precision::kFp32;
+};
+
+/// Measurements ready to predict: each imported and reduced once (networks shared between
+/// measurements of the same model, bindings and precision), in the order given. A measurement
+/// that cannot be prepared (unknown device, no peak for its precision, a model that fails to
+/// import, a non-positive time) is in `failures` with the reason.
+struct PreparedTimes {
+  std::vector<NetworkTimeMeasurement> measurements;
+  std::vector<TimedNetwork> networks;  ///< one per measurement
+  std::vector<std::pair<NetworkTimeMeasurement, std::string>> failures;
+};
+PreparedTimes prepare_times(const std::vector<NetworkTimeMeasurement>& measurements,
+                            const device::DeviceCatalog& catalog);
 
 /// Predicts every measurement with the analytical model of `catalog`'s device (each network
 /// imported once per batch and bindings). A measurement that cannot be predicted (its device

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "nnergy/core/error.h"
 
@@ -25,31 +26,63 @@ constexpr double kMemorySaturationClockRatio = 0.5;
 AnalyticalPredictor::AnalyticalPredictor(device::DeviceSpec device) : device_(std::move(device)) {}
 
 std::string AnalyticalPredictor::description() const {
+  const device::Efficiency& e = device_.efficiency;
+  const std::string tensor =
+      e.tensor ? fmt::format(", tensor cores {:.0f} %", *e.tensor * 100) : std::string();
+  const std::string calibration =
+      device_.calibration.provenance.empty()
+          ? "not calibrated on measurements (the catalog's estimated efficiencies)"
+          : fmt::format("{}; whole-network times ±{:.0f} % (1σ, leave-one-GPU-out)",
+                        device_.calibration.provenance, network_relative_time_std() * 100);
   return fmt::format(
-      "analytical roofline (compute {:.0f} %, memory {:.0f} % of datasheet peaks, {:.1f} us per "
-      "kernel) + archline energy E = W*eps_flop + Q*eps_mem + T*pi0 (seed 003 Eq. 5); not "
-      "calibrated on measurements of this network",
-      device_.efficiency.compute * 100, device_.efficiency.memory * 100,
-      device_.efficiency.kernel_overhead_s * 1e6);
+      "analytical roofline (compute {:.0f} %{}, memory {:.0f} % of datasheet peaks, {:.1f} us per "
+      "kernel) + archline energy E = W*eps_flop + Q*eps_mem + T*pi0 (seed 003 Eq. 5); {}",
+      e.compute * 100, tensor, e.memory * 100, e.kernel_overhead_s * 1e6, calibration);
 }
 
-OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph::OpClass op_class,
-                                             const OperatingPoint& point) const {
-  OpEstimate estimate;
-  if (cost.empty()) return estimate;
-  const double boost = device_.clock.boost_mhz;
-  const double clock_ratio = point.clock_mhz / boost;
-  const Precision units =
-      op_class == graph::OpClass::kMatrix ? point.precision : vector_precision(point.precision);
+double AnalyticalPredictor::network_relative_time_std() const {
+  return std::exp(device_.calibration.time_log_sigma) - 1;
+}
+
+double AnalyticalPredictor::compute_rate(const graph::PassCost& cost, graph::OpClass op_class,
+                                         double reduction_length,
+                                         const OperatingPoint& point) const {
+  const device::Efficiency& eff = device_.efficiency;
+  const bool matrix = op_class == graph::OpClass::kMatrix;
+  const Precision units = matrix ? point.precision : vector_precision(point.precision);
   const std::optional<double> peak = device_.peak(units);
   if (!peak) {
     throw InvalidInput(fmt::format("device {} has no {} peak in the catalog", device_.id,
                                    device::to_string(units)));
   }
-  const double compute_rate = device_.efficiency.compute * *peak * clock_ratio;
+  double eta = eff.compute;
+  if (matrix && device_.has_matrix_units(units)) eta = eff.tensor.value_or(eff.compute);
+  double rate = eta * *peak * point.clock_mhz / device_.clock.boost_mhz;
+  if (matrix && eff.work_half_flop_per_sm > 0 && device_.sm_count > 0) {
+    const double x = cost.flops / (device_.sm_count * eff.work_half_flop_per_sm);
+    rate *= x / (1 + x);
+  }
+  if (matrix && eff.reduction_half > 0 && reduction_length > 0) {
+    rate *= reduction_length / (reduction_length + eff.reduction_half);
+  }
+  return rate;
+}
+
+OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph::OpClass op_class,
+                                             const OperatingPoint& point,
+                                             double reduction_length) const {
+  OpEstimate estimate;
+  if (cost.empty()) return estimate;
+  const double clock_ratio = point.clock_mhz / device_.clock.boost_mhz;
+  const Precision units =
+      op_class == graph::OpClass::kMatrix ? point.precision : vector_precision(point.precision);
   const double memory_rate = device_.efficiency.memory * device_.memory_bandwidth_byte_per_s *
                              std::min(1.0, clock_ratio / kMemorySaturationClockRatio);
-  const double compute_s = cost.flops / compute_rate;
+  const double compute_s =
+      cost.flops > 0 ? cost.flops / compute_rate(cost, op_class, reduction_length, point) : 0.0;
+  // Flop slots the units spend: a kernel at η of peak keeps them issuing (and stalling) for its
+  // whole compute time, so it draws the flop power of W/η flops, not of W.
+  const double active_flops = cost.flops > 0 ? compute_s * *device_.peak(units) * clock_ratio : 0.0;
   const double memory_s = cost.bytes / memory_rate;
   double time_s =
       std::max(compute_s, memory_s) + cost.kernels * device_.efficiency.kernel_overhead_s;
@@ -58,7 +91,7 @@ OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph:
   const double v = device_.relative_voltage(point.clock_mhz);
   const double static_w = std::min(device_.idle_w, archline.pi0_w);
   const double baseline_w = static_w + (archline.pi0_w - static_w) * v * v * clock_ratio;
-  double energy_j = cost.flops * archline.eps_flop_j * v * v +
+  double energy_j = active_flops * archline.eps_flop_j * v * v +
                     cost.bytes * archline.eps_mem_j_per_byte + time_s * baseline_w;
 
   estimate.compute_bound = compute_s >= memory_s;
@@ -82,10 +115,12 @@ OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph:
 OpEstimate AnalyticalPredictor::predict(const OpQuery& query) const {
   const graph::PassCost& forward =
       query.mode == Mode::kInference ? query.cost.inference : query.cost.training_forward;
-  OpEstimate total = predict_pass(forward, query.cost.op_class, query.point);
+  const double k = query.cost.reduction_length;
+  OpEstimate total = predict_pass(forward, query.cost.op_class, query.point, k);
   total.forward_time_s = total.time_s;
   if (query.mode == Mode::kTraining) {
-    const OpEstimate backward = predict_pass(query.cost.backward, query.cost.op_class, query.point);
+    const OpEstimate backward =
+        predict_pass(query.cost.backward, query.cost.op_class, query.point, k);
     const bool backward_dominates = backward.time_s > total.time_s;
     total.time_s += backward.time_s;
     total.energy_j += backward.energy_j;

@@ -59,6 +59,9 @@ class OpPredictor {
   virtual std::string description() const = 0;
   /// Time, power and energy of one occurrence of `query.node` in `query.mode`.
   virtual OpEstimate predict(const OpQuery& query) const = 0;
+  /// Relative 1σ of whole-network time shared by every op (a calibration's network-level
+  /// error, e.g. 0.25 for ±25 %), added to the propagated per-op uncertainties; 0: none.
+  virtual double network_relative_time_std() const { return 0; }
 };
 
 }  // namespace nnergy::predict

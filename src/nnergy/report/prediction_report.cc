@@ -68,10 +68,10 @@ std::vector<std::string> notes(const PredictionReport& report) {
   }
   if (p.totals.time_std_s > 0 || p.totals.energy_std_j > 0) {
     out.push_back(
-        "± figures are 1σ model uncertainties, propagated assuming that all occurrences of an op "
-        "share one error and that different ops' errors are independent; figures without an "
-        "uncertainty (the optimizer step, analytical powers) add none, so they are a lower "
-        "bound");
+        "± figures are 1σ model uncertainties: the predictor's error on whole networks (for the "
+        "analytical model, its calibration's leave-one-GPU-out spread) plus per-op errors "
+        "propagated assuming that all occurrences of an op share one error and that different "
+        "ops' errors are independent");
   } else {
     out.push_back("the predictor gives no uncertainty: figures carry no ± interval");
   }

@@ -1,0 +1,214 @@
+// `nnergy calibrate`: fits the analytical time model to published whole-network times and
+// writes the parameters every prediction then uses (data/calibration/calibrated.json).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "command.h"
+#include "nnergy/core/atomic_file.h"
+#include "nnergy/core/data_directory.h"
+#include "nnergy/core/error.h"
+#include "nnergy/dataset/published_measurement.h"
+#include "nnergy/device/device_catalog.h"
+#include "nnergy/learn/published_times.h"
+#include "nnergy/learn/time_calibration.h"
+#include "nnergy/report/run_context.h"
+#include "nnergy/report/text_table.h"
+#include "time_accuracy_report.h"
+
+namespace nnergy::cli {
+
+namespace {
+
+struct CalibrateOptions {
+  std::string published;
+  std::vector<std::string> grades = {"A", "B"};
+  std::string output;  ///< default: the data directory's calibration/calibrated.json
+  bool dry_run = false;
+  bool json = false;
+  unsigned threads = 0;
+  learn::CalibrationOptions fit;
+};
+
+std::string percent(double fraction) { return fmt::format("{:.0f} %", 100 * fraction); }
+
+std::string parameter_table(const device::CalibratedParameters& p) {
+  report::TextTable t;
+  t.add_column("generation", report::TextTable::Align::kLeft);
+  for (const char* c : {"records", "η compute", "η tensor", "η memory", "±1σ time (LOGO)"})
+    t.add_column(c, report::TextTable::Align::kRight);
+  t.add_column("devices", report::TextTable::Align::kLeft);
+  for (const auto& [name, g] : p.generations) {
+    t.add_row({name, std::to_string(g.records), percent(g.compute),
+               g.tensor ? percent(*g.tensor) : "-", percent(g.memory),
+               fmt::format("{:.0f} %", 100 * (std::exp(g.time_log_sigma) - 1)),
+               join_with_commas(g.devices)});
+  }
+  return t.render();
+}
+
+CommandResult run_calibrate(const CalibrateOptions& o, const std::string& command_line) {
+  const auto start = std::chrono::steady_clock::now();
+  check_grades(o.grades);
+  const std::filesystem::path data_dir = data_directory();
+  const std::string published = o.published.empty()
+                                    ? (data_dir / "calibration" / "measured_public.json").string()
+                                    : o.published;
+  const std::filesystem::path output =
+      o.output.empty() ? device::DeviceCatalog::calibrated_parameters_path(data_dir)
+                       : std::filesystem::path(o.output);
+  // The datasheet catalog: calibration starts from the peaks, never from an earlier fit.
+  const device::DeviceCatalog catalog = device::DeviceCatalog::load(data_dir / "devices.json");
+  const dataset::PublishedReadResult read = dataset::read_published_measurements(published);
+  const learn::PublishedTimes times = learn::published_times(read.records, data_dir, o.grades);
+  const network::PreparedTimes prepared = network::prepare_times(times.measurements, catalog);
+  // The corpus as the parameters file names it: relative to the data directory when inside it,
+  // so that the file reads the same on every machine.
+  std::string corpus = std::filesystem::path(published).lexically_normal().string();
+  const std::filesystem::path relative =
+      std::filesystem::path(published).lexically_normal().lexically_relative(data_dir);
+  if (!relative.empty() && *relative.begin() != "..") corpus = "data/" + relative.string();
+  const learn::Calibration c = learn::calibrate(prepared, catalog, corpus, o.fit, o.threads);
+  const device::CalibratedParameters& p = c.fit.parameters;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  report::RunContext context = report::RunContext::now(command_line);
+  context.add("published", published)
+      .add("grades", o.grades)
+      .add("output", o.dry_run ? "" : output.string());
+  if (!o.dry_run) {
+    write_file_atomically(output, device::calibrated_parameters_json(p), "--output");
+  }
+  const auto by = [](const std::vector<network::EvaluatedTime>& e, const TimeKey& key) {
+    return learn::time_accuracy(e, key);
+  };
+  const TimeKey everything = [](const network::EvaluatedTime&) { return std::string("all"); };
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["context"] = context.to_json();
+    j["records_read"] = read.records_read;
+    j["measurements"] = times.measurements.size();
+    j["fitted"] = c.fit.fitted_records;
+    j["failures"] = nlohmann::ordered_json::array();
+    for (const auto& [m, why] : prepared.failures)
+      j["failures"].push_back({{"id", m.id}, {"reason", why}});
+    j["notes"] = c.fit.notes;
+    j["parameters"] = nlohmann::ordered_json::parse(device::calibrated_parameters_json(p));
+    j["in_sample"] = accuracy_json(by(c.in_sample, everything));
+    for (const auto& [name, key] : time_groupings()) {
+      j["leave_one_gpu_out"]["by_" + name] = accuracy_json(by(c.leave_one_gpu_out, key));
+      j["leave_one_source_out"]["by_" + name] = accuracy_json(by(c.leave_one_source_out, key));
+    }
+    // Per record: the in-sample and both cross-validated predictions (same measurement order).
+    std::map<std::string, std::pair<double, double>> held_out;
+    for (const auto& t : c.leave_one_gpu_out) held_out[t.measurement.id].first = t.predicted_s;
+    for (const auto& t : c.leave_one_source_out) held_out[t.measurement.id].second = t.predicted_s;
+    j["records"] = nlohmann::ordered_json::array();
+    for (const network::EvaluatedTime& t : c.in_sample) {
+      const network::NetworkTimeMeasurement& m = t.measurement;
+      j["records"].push_back({{"id", m.id},
+                              {"network", m.network},
+                              {"device", m.device_id},
+                              {"source", learn::source_key(m.source)},
+                              {"precision", device::to_string(m.precision)},
+                              {"mode", predict::to_string(m.mode)},
+                              {"part", network::to_string(m.part)},
+                              {"batch", m.bindings.batch.value_or(0)},
+                              {"measured_s", m.measured_s},
+                              {"in_sample_s", t.predicted_s},
+                              {"leave_one_gpu_out_s", held_out[m.id].first},
+                              {"leave_one_source_out_s", held_out[m.id].second}});
+    }
+    j["seconds"] = seconds;
+    return {j.dump(2) + "\n", 0};
+  }
+
+  std::string out = fmt::format(
+      "nnergy calibrate: the analytical time model fitted on {} published whole-network times "
+      "of {} (grades {})\n",
+      c.fit.fitted_records, published, join_with_commas(o.grades));
+  out += fmt::format(
+      "  {} records read, {} whole-network times, {} could not be predicted, {} records not "
+      "whole-network times (see `nnergy evaluate --published`)\n",
+      read.records_read, times.measurements.size(), prepared.failures.size(), times.skipped.size());
+  for (const auto& [m, why] : prepared.failures)
+    out += fmt::format("  not used: {}: {}\n", m.id, why);
+  for (const std::string& note : c.fit.notes) out += "  note: " + note + "\n";
+  out +=
+      "\nFitted per architecture generation (η: fraction of the datasheet peak large kernels "
+      "reach; ±1σ: leave-one-GPU-out spread of whole-network times):\n";
+  out += parameter_table(p);
+  out += fmt::format(
+      "All generations: {:.2f} µs GPU time per kernel launch; a matrix kernel reaches half its "
+      "efficiency at {:.3g} MFLOP per SM (size) and at {:.3g} multiply-accumulates per output "
+      "(grouped and depthwise convolutions)\n",
+      p.kernel_overhead_s * 1e6, p.work_half_flop_per_sm * 1e-6, p.reduction_half);
+  out += "Host (CPU) time per kernel launch, per source:";
+  for (const auto& [source, s] : p.host_launch_by_source)
+    out += fmt::format(" {} {:.1f} µs;", source, s * 1e6);
+  out += fmt::format("\n  `predict` uses {:.1f} µs ({}) unless given --host-launch-us\n",
+                     p.host_launch_s * 1e6, p.host_launch_source);
+  out += fmt::format(
+      "GPUs of generations without measurements are transferred from the nearest generation "
+      "(±1σ {:.0f} %: leave-one-GPU-out of GPUs alone in their generation)\n",
+      100 * (std::exp(p.transferred_time_log_sigma) - 1));
+
+  out += fmt::format(
+      "\nAccuracy on whole-network times (in-sample: MAPE {:.1f} %, median pred/meas {:.2f}; "
+      "rms log error {:.3f} after {} iterations)\n",
+      by(c.in_sample, everything).back().metrics.mape_percent,
+      by(c.in_sample, everything).back().median_ratio, c.fit.rms_log_error, c.fit.iterations);
+  out += "\nLeave-one-GPU-out (each GPU predicted by a fit without it):\n";
+  for (const char* name : {"device", "precision", "mode", "source"}) {
+    for (const auto& [n, key] : time_groupings()) {
+      if (n == name) out += accuracy_table(n, by(c.leave_one_gpu_out, key)) + "\n";
+    }
+  }
+  out += "Leave-one-source-out (each source predicted by a fit without it):\n";
+  for (const auto& [n, key] : time_groupings()) {
+    if (n == "source") out += accuracy_table(n, by(c.leave_one_source_out, key));
+  }
+  out += o.dry_run
+             ? "\nnot written (--dry-run)\n"
+             : fmt::format("\nwrote {} (used by predict, evaluate and devices)\n", output.string());
+  out += fmt::format("calibrated in {:.1f} s\n", seconds);
+  return {out, 0};
+}
+
+}  // namespace
+
+void add_calibrate_command(CLI::App& app, CommandRun* selected, const std::string& command_line) {
+  auto options = std::make_shared<CalibrateOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "calibrate",
+      "Fit the analytical model's efficiencies, launch costs and host cost per GPU generation "
+      "to published whole-network times, cross-validate (leave one GPU / one source out) and "
+      "write them for predict");
+  cmd->add_option("--published", options->published,
+                  "published measurements (default: the data directory's "
+                  "calibration/measured_public.json)");
+  cmd->add_option("--grades", options->grades, "grades of the records used, comma-separated")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--output", options->output,
+                  "where to write the parameters (default: the data directory's "
+                  "calibration/calibrated.json, which predict reads)");
+  cmd->add_flag("--dry-run", options->dry_run, "fit and report, write nothing");
+  cmd->add_flag("--json", options->json, "JSON instead of text");
+  cmd->add_option("--threads", options->threads, "threads for the cross-validation folds (0: all)")
+      ->capture_default_str();
+  cmd->add_option("--min-generation-records", options->fit.min_generation_records,
+                  "a generation with fewer whole-network times is transferred, not fitted")
+      ->capture_default_str();
+  cmd->callback([options, selected, command_line] {
+    *selected = [options, command_line] { return run_calibrate(*options, command_line); };
+  });
+}
+
+}  // namespace nnergy::cli

@@ -1,0 +1,67 @@
+#include "time_accuracy_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "nnergy/core/error.h"
+#include "nnergy/dataset/published_measurement.h"
+#include "nnergy/learn/time_calibration.h"
+#include "nnergy/report/text_table.h"
+
+namespace nnergy::cli {
+
+const std::vector<std::pair<std::string, TimeKey>>& time_groupings() {
+  static const std::vector<std::pair<std::string, TimeKey>> groupings = {
+      {"device", [](const auto& t) { return t.measurement.device_id; }},
+      {"precision",
+       [](const auto& t) { return std::string(device::to_string(t.measurement.precision)); }},
+      {"mode",
+       [](const auto& t) {
+         std::string m(predict::to_string(t.measurement.mode));
+         if (t.measurement.part == network::TimedPart::kForward) m += " (forward)";
+         if (t.measurement.part == network::TimedPart::kBackward) m += " (backward)";
+         return m;
+       }},
+      {"grade", [](const auto& t) { return t.measurement.grade; }},
+      {"source", [](const auto& t) { return learn::source_key(t.measurement.source); }},
+  };
+  return groupings;
+}
+
+void check_grades(const std::vector<std::string>& grades) {
+  const auto& known = dataset::published_grades();
+  for (const std::string& g : grades) {
+    if (std::find(known.begin(), known.end(), g) == known.end()) {
+      throw InvalidInput("--grades " + g + ": expected A, B or C");
+    }
+  }
+}
+
+std::string accuracy_table(const std::string& title, const std::vector<learn::TimeAccuracy>& rows) {
+  report::TextTable t;
+  t.add_column(title, report::TextTable::Align::kLeft);
+  for (const char* c : {"n", "MAPE %", "median pred/meas", "within ±10 %"}) {
+    t.add_column(c, report::TextTable::Align::kRight);
+  }
+  for (const learn::TimeAccuracy& r : rows) {
+    t.add_row({r.group, std::to_string(r.metrics.count),
+               fmt::format("{:.1f}", r.metrics.mape_percent), fmt::format("{:.2f}", r.median_ratio),
+               fmt::format("{:.0f} %", 100 * r.metrics.within_10_percent)});
+  }
+  return t.render();
+}
+
+nlohmann::ordered_json accuracy_json(const std::vector<learn::TimeAccuracy>& rows) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::array();
+  for (const learn::TimeAccuracy& r : rows) {
+    j.push_back({{"group", r.group},
+                 {"count", r.metrics.count},
+                 {"mape", r.metrics.mape_percent / 100},
+                 {"median_ratio", r.median_ratio},
+                 {"within_10_percent", r.metrics.within_10_percent}});
+  }
+  return j;
+}
+
+}  // namespace nnergy::cli

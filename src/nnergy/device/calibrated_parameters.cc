@@ -1,0 +1,195 @@
+#include "nnergy/device/calibrated_parameters.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "nnergy/core/error.h"
+
+namespace nnergy::device {
+
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+double positive(const json& object, const std::string& key, const std::string& where) {
+  if (!object.contains(key) || !object.at(key).is_number() ||
+      !(object.at(key).get<double>() >= 0)) {
+    throw InvalidInput(fmt::format("{}: field '{}': expected a number >= 0, found {}", where, key,
+                                   object.contains(key) ? object.at(key).dump() : "nothing"));
+  }
+  return object.at(key).get<double>();
+}
+
+double fraction(const json& object, const std::string& key, const std::string& where) {
+  const double v = positive(object, key, where);
+  if (!(v > 0 && v <= 1)) {
+    throw InvalidInput(
+        fmt::format("{}: field '{}': expected a fraction in (0, 1], found {}", where, key, v));
+  }
+  return v;
+}
+
+// The generation whose efficiencies `device` takes: `accept`ed generations only, its own first,
+// else the nearest in release year (ties: more records).
+const std::pair<const std::string, GenerationEfficiency>* nearest(
+    const CalibratedParameters& p, const DeviceSpec& device,
+    bool (*accept)(const GenerationEfficiency&)) {
+  if (auto it = p.generations.find(device.generation());
+      it != p.generations.end() && accept(it->second)) {
+    return &*it;
+  }
+  const std::pair<const std::string, GenerationEfficiency>* best = nullptr;
+  double best_distance = std::numeric_limits<double>::infinity();
+  for (const auto& entry : p.generations) {
+    if (!accept(entry.second)) continue;
+    const double distance = std::abs(entry.second.release_year - device.release_year);
+    if (distance < best_distance ||
+        (distance == best_distance && entry.second.records > best->second.records)) {
+      best = &entry;
+      best_distance = distance;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+CalibratedParameters read_calibrated_parameters(const std::filesystem::path& path) {
+  std::ifstream file(path);
+  if (!file) {
+    throw InvalidInput(path.string() +
+                       ": cannot open the calibrated parameters (run `nnergy "
+                       "calibrate` to write them)");
+  }
+  std::ostringstream text;
+  text << file.rdbuf();
+  const std::string where = path.string();
+  json root;
+  try {
+    root = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    throw InvalidInput(where + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  if (!root.is_object() || root.value("schema_version", 0) != 1 || !root.contains("generations") ||
+      !root["generations"].is_object()) {
+    throw InvalidInput(where +
+                       ": expected an object with schema_version 1 and a \"generations\" object "
+                       "(as `nnergy calibrate` writes)");
+  }
+  CalibratedParameters p;
+  p.corpus = root.value("corpus", "");
+  p.records = static_cast<std::size_t>(positive(root, "records", where));
+  p.kernel_overhead_s = positive(root, "kernel_overhead_s", where);
+  p.work_half_flop_per_sm = positive(root, "work_half_flop_per_sm", where);
+  p.reduction_half = positive(root, "reduction_half", where);
+  p.host_launch_s = positive(root, "host_launch_s", where);
+  p.host_launch_source = root.value("host_launch_source", "");
+  p.transferred_time_log_sigma = positive(root, "transferred_time_log_sigma", where);
+  if (root.contains("host_launch_by_source")) {
+    for (const auto& [source, value] : root["host_launch_by_source"].items()) {
+      p.host_launch_by_source[source] =
+          positive(root["host_launch_by_source"], source, where + ": host_launch_by_source");
+    }
+  }
+  for (const auto& [name, g] : root["generations"].items()) {
+    const std::string at = where + ": generations." + name;
+    if (!g.is_object()) throw InvalidInput(at + ": expected an object");
+    GenerationEfficiency e;
+    e.compute = fraction(g, "compute", at);
+    if (g.contains("tensor")) e.tensor = fraction(g, "tensor", at);
+    e.memory = fraction(g, "memory", at);
+    e.release_year = positive(g, "release_year", at);
+    e.records = static_cast<std::size_t>(positive(g, "records", at));
+    e.time_log_sigma = positive(g, "time_log_sigma", at);
+    if (g.contains("devices") && g["devices"].is_array()) {
+      for (const json& d : g["devices"]) {
+        if (d.is_string()) e.devices.push_back(d.get<std::string>());
+      }
+    }
+    p.generations[name] = e;
+  }
+  return p;
+}
+
+std::string calibrated_parameters_json(const CalibratedParameters& p) {
+  ordered_json j;
+  j["schema_version"] = 1;
+  j["description"] =
+      "Parameters of nnergy's analytical time model fitted by `nnergy calibrate` on published "
+      "whole-network times; see data/calibration/README.md";
+  j["corpus"] = p.corpus;
+  j["records"] = p.records;
+  j["kernel_overhead_s"] = p.kernel_overhead_s;
+  j["work_half_flop_per_sm"] = p.work_half_flop_per_sm;
+  j["reduction_half"] = p.reduction_half;
+  j["host_launch_s"] = p.host_launch_s;
+  j["host_launch_source"] = p.host_launch_source;
+  j["host_launch_by_source"] = ordered_json::object();
+  for (const auto& [source, value] : p.host_launch_by_source)
+    j["host_launch_by_source"][source] = value;
+  j["transferred_time_log_sigma"] = p.transferred_time_log_sigma;
+  j["generations"] = ordered_json::object();
+  for (const auto& [name, g] : p.generations) {
+    ordered_json e;
+    e["compute"] = g.compute;
+    if (g.tensor) e["tensor"] = *g.tensor;
+    e["memory"] = g.memory;
+    e["release_year"] = g.release_year;
+    e["records"] = g.records;
+    e["devices"] = g.devices;
+    e["time_log_sigma"] = g.time_log_sigma;
+    j["generations"][name] = e;
+  }
+  return j.dump(2) + "\n";
+}
+
+bool apply_calibration(const CalibratedParameters& p, DeviceSpec& device) {
+  if (device.vendor != "nvidia") return false;
+  const auto* own = nearest(p, device, [](const GenerationEfficiency&) { return true; });
+  if (own == nullptr) return false;
+  const auto& [name, g] = *own;
+  Efficiency& e = device.efficiency;
+  e.compute = g.compute;
+  e.memory = g.memory;
+  e.kernel_overhead_s = p.kernel_overhead_s;
+  e.work_half_flop_per_sm = p.work_half_flop_per_sm;
+  e.reduction_half = p.reduction_half;
+  e.tensor.reset();
+  std::string tensor_note;
+  const bool matrix_units = device.has_matrix_units(Precision::kFp16) ||
+                            device.has_matrix_units(Precision::kTf32) ||
+                            device.has_matrix_units(Precision::kBf16);
+  if (matrix_units) {
+    const auto* t =
+        nearest(p, device, [](const GenerationEfficiency& x) { return x.tensor.has_value(); });
+    if (t != nullptr) {
+      e.tensor = t->second.tensor;
+      if (t->first != device.generation() && t->first != name)
+        tensor_note = fmt::format("; tensor-core efficiency from {}", t->first);
+    }
+  }
+  CalibrationInfo& info = device.calibration;
+  info.generation = device.generation();
+  info.transferred = name != device.generation();
+  const std::string devices = join_with_commas(g.devices);
+  if (info.transferred) {
+    info.provenance = fmt::format(
+        "transferred from {} ({} published measurements on {}) to this device's datasheet "
+        "peaks{}",
+        name, g.records, devices, tensor_note);
+    info.time_log_sigma = std::max(p.transferred_time_log_sigma, g.time_log_sigma);
+  } else {
+    info.provenance = fmt::format("calibrated on {} published measurements of {} GPUs ({}){}",
+                                  g.records, name, devices, tensor_note);
+    info.time_log_sigma = g.time_log_sigma;
+  }
+  return true;
+}
+
+}  // namespace nnergy::device

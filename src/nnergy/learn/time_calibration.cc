@@ -1,0 +1,441 @@
+#include "nnergy/learn/time_calibration.h"
+
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <map>
+#include <set>
+#include <thread>
+#include <unsupported/Eigen/LevenbergMarquardt>
+
+#include "nnergy/core/error.h"
+#include "nnergy/predict/analytical_predictor.h"
+
+namespace nnergy::learn {
+
+namespace {
+
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+using network::NetworkTimeMeasurement;
+using network::PreparedTimes;
+using network::TimedPart;
+
+double logistic(double t) { return 1 / (1 + std::exp(-t)); }
+double logit(double p) { return std::log(p / (1 - p)); }
+
+// The analytical predictor of every device of `catalog` with `parameters` applied.
+class CalibratedPredictors {
+ public:
+  CalibratedPredictors(device::DeviceCatalog catalog, const device::CalibratedParameters& p)
+      : parameters_(p) {
+    catalog.calibrate(p);
+    for (const device::DeviceSpec& d : catalog.devices()) predictors_.emplace(d.id, d);
+  }
+
+  // Predicted time of measurement `i` of `prepared`, s.
+  double predict(const PreparedTimes& prepared, std::size_t i) const {
+    const NetworkTimeMeasurement& m = prepared.measurements[i];
+    auto it = predictors_.find(m.device_id);
+    if (it == predictors_.end()) throw InvalidInput("unknown device " + m.device_id);
+    auto h = parameters_.host_launch_by_source.find(source_key(m.source));
+    const double host_s =
+        h != parameters_.host_launch_by_source.end() ? h->second : parameters_.host_launch_s;
+    return prepared.networks[i].predict_s(it->second, host_s);
+  }
+
+ private:
+  const device::CalibratedParameters& parameters_;
+  std::map<std::string, predict::AnalyticalPredictor> predictors_;
+};
+
+enum class Kind { kCompute, kTensor, kMemory, kOverhead, kWorkHalf, kReductionHalf, kHost };
+
+struct Parameter {
+  Kind kind;
+  std::string key;                // the generation or the source; empty for global parameters
+  double prior = 0;               // in the fitted (logit or log) space
+  double prior_sigma = 1;         // same space
+  std::vector<std::size_t> rows;  // the rows whose prediction depends on it
+};
+
+struct Row {
+  std::size_t index = 0;  // into the prepared measurements
+  std::string generation;
+  std::string source;
+  bool tensor = false;
+};
+
+// Least-squares problem: one residual ln(predicted/measured) per row, one prior residual per
+// parameter.
+class Problem {
+ public:
+  Problem(const PreparedTimes& prepared, const std::vector<std::size_t>& use,
+          const device::DeviceCatalog& catalog, std::string corpus,
+          const CalibrationOptions& options, std::vector<std::string>& notes)
+      : prepared_(prepared), catalog_(catalog), corpus_(std::move(corpus)), options_(options) {
+    std::vector<Row> candidates;
+    std::map<std::string, std::size_t> per_generation;
+    std::map<std::string, std::size_t> tensor_per_generation;
+    std::size_t other_vendor = 0;
+    for (std::size_t i : use) {
+      const NetworkTimeMeasurement& m = prepared.measurements.at(i);
+      const device::DeviceSpec& d = catalog.find(m.device_id);
+      if (d.vendor != "nvidia") {
+        ++other_vendor;
+        continue;
+      }
+      Row r{i, d.generation(), source_key(m.source), d.has_matrix_units(m.precision)};
+      ++per_generation[r.generation];
+      if (r.tensor) ++tensor_per_generation[r.generation];
+      candidates.push_back(r);
+    }
+    if (other_vendor > 0) {
+      notes.push_back(fmt::format(
+          "{} measurements of other vendors' GPUs left out (the model is calibrated for NVIDIA "
+          "generations only)",
+          other_vendor));
+    }
+    for (const auto& [g, n] : per_generation) {
+      if (n < options.min_generation_records) {
+        notes.push_back(fmt::format(
+            "{}: {} measurements (fewer than {}), not fitted: its GPUs are transferred from the "
+            "nearest generation",
+            g, n, options.min_generation_records));
+      } else if (tensor_per_generation[g] > 0 &&
+                 tensor_per_generation[g] < options.min_tensor_records) {
+        notes.push_back(fmt::format(
+            "{}: {} tensor-core measurements (fewer than {}), left out: its tensor-core "
+            "efficiency is transferred",
+            g, tensor_per_generation[g], options.min_tensor_records));
+      }
+    }
+    std::map<std::string, std::size_t> records_per_source;
+    for (const Row& r : candidates) {
+      if (per_generation[r.generation] < options.min_generation_records) continue;
+      if (r.tensor && tensor_per_generation[r.generation] < options.min_tensor_records) continue;
+      rows_.push_back(r);
+      ++records_per_source[r.source];
+    }
+    if (rows_.empty()) {
+      throw InvalidInput(
+          fmt::format("no generation has {} or more whole-network times to calibrate on",
+                      options.min_generation_records));
+    }
+
+    // Parameters and the rows each one moves.
+    std::vector<std::size_t> all(rows_.size());
+    for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
+    std::map<std::string, std::vector<std::size_t>> generation_rows;
+    std::map<std::string, std::vector<std::size_t>> tensor_rows;
+    std::map<std::string, std::vector<std::size_t>> host_rows;
+    for (std::size_t k = 0; k < rows_.size(); ++k) {
+      const Row& r = rows_[k];
+      generation_rows[r.generation].push_back(k);
+      if (r.tensor) tensor_rows[r.generation].push_back(k);
+      if (records_per_source[r.source] >= options.min_host_records)
+        host_rows[r.source].push_back(k);
+    }
+    for (const auto& [g, rows] : generation_rows) {
+      parameters_.push_back({Kind::kCompute, g, logit(0.6), 1.5, rows});
+      parameters_.push_back({Kind::kMemory, g, logit(0.8), 1.5, rows});
+      if (tensor_rows.count(g))
+        parameters_.push_back({Kind::kTensor, g, logit(0.4), 1.5, tensor_rows[g]});
+    }
+    parameters_.push_back({Kind::kOverhead, "", std::log(3e-6), 0.5, all});
+    parameters_.push_back({Kind::kWorkHalf, "", std::log(1e6), 0.5, all});
+    parameters_.push_back({Kind::kReductionHalf, "", std::log(8.0), 2, all});
+    for (const auto& [s, rows] : host_rows)
+      parameters_.push_back({Kind::kHost, s, std::log(20e-6), 2, rows});
+    for (const auto& [s, n] : records_per_source) {
+      if (n < options.min_host_records) {
+        notes.push_back(fmt::format(
+            "{}: {} measurements (fewer than {}): host launch time not fitted, predicted with "
+            "the default",
+            s, n, options.min_host_records));
+      }
+    }
+  }
+
+  int inputs() const { return static_cast<int>(parameters_.size()); }
+  int values() const { return static_cast<int>(rows_.size() + parameters_.size()); }
+  std::size_t rows() const { return rows_.size(); }
+
+  VectorXd start() const {
+    VectorXd x(inputs());
+    for (std::size_t j = 0; j < parameters_.size(); ++j)
+      x[static_cast<Eigen::Index>(j)] = parameters_[j].prior;
+    return x;
+  }
+
+  device::CalibratedParameters parameters(const VectorXd& x) const {
+    device::CalibratedParameters p;
+    p.corpus = corpus_;
+    p.records = rows_.size();
+    std::map<std::string, std::set<std::string>> devices;
+    std::map<std::string, std::vector<double>> years;
+    std::map<std::string, std::set<std::string>> seen;
+    for (const Row& r : rows_) {
+      const std::string& id = prepared_.measurements[r.index].device_id;
+      auto& g = p.generations[r.generation];
+      ++g.records;
+      if (seen[r.generation].insert(id).second) {
+        g.devices.push_back(id);
+        years[r.generation].push_back(catalog_.find(id).release_year);
+      }
+    }
+    for (auto& [name, g] : p.generations) {
+      double sum = 0;
+      for (double y : years[name]) sum += y;
+      g.release_year = sum / static_cast<double>(years[name].size());
+    }
+    for (std::size_t j = 0; j < parameters_.size(); ++j) {
+      const Parameter& q = parameters_[j];
+      const double t = x[static_cast<Eigen::Index>(j)];
+      switch (q.kind) {
+        case Kind::kCompute:
+          p.generations[q.key].compute = logistic(t);
+          break;
+        case Kind::kTensor:
+          p.generations[q.key].tensor = logistic(t);
+          break;
+        case Kind::kMemory:
+          p.generations[q.key].memory = logistic(t);
+          break;
+        case Kind::kOverhead:
+          p.kernel_overhead_s = std::exp(t);
+          break;
+        case Kind::kWorkHalf:
+          p.work_half_flop_per_sm = std::exp(t);
+          break;
+        case Kind::kReductionHalf:
+          p.reduction_half = std::exp(t);
+          break;
+        case Kind::kHost:
+          p.host_launch_by_source[q.key] = std::exp(t);
+          break;
+      }
+    }
+    if (auto it = p.host_launch_by_source.find(options_.host_launch_source);
+        it != p.host_launch_by_source.end()) {
+      p.host_launch_s = it->second;
+      p.host_launch_source = it->first;
+    } else if (!p.host_launch_by_source.empty()) {
+      double sum = 0;
+      std::vector<std::string> sources;
+      for (const auto& [s, v] : p.host_launch_by_source) {
+        sum += v;
+        sources.push_back(s);
+      }
+      p.host_launch_s = sum / static_cast<double>(sources.size());
+      p.host_launch_source = "mean of " + join_with_commas(sources);
+    }
+    return p;
+  }
+
+  // ln(predicted/measured) of `rows` (indices into rows_) at x, into `out` at the same indices.
+  void log_ratios(const VectorXd& x, const std::vector<std::size_t>& rows, VectorXd& out) const {
+    const device::CalibratedParameters p = parameters(x);
+    const CalibratedPredictors predictors(catalog_, p);
+    for (std::size_t k : rows) {
+      const std::size_t i = rows_[k].index;
+      out[static_cast<Eigen::Index>(k)] =
+          std::log(predictors.predict(prepared_, i) / prepared_.measurements[i].measured_s);
+    }
+  }
+
+  void residuals(const VectorXd& x, VectorXd& f) const {
+    f.resize(values());
+    std::vector<std::size_t> all(rows_.size());
+    for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
+    log_ratios(x, all, f);
+    for (std::size_t j = 0; j < parameters_.size(); ++j) {
+      const auto jj = static_cast<Eigen::Index>(j);
+      f[static_cast<Eigen::Index>(rows_.size()) + jj] =
+          options_.prior_weight * (x[jj] - parameters_[j].prior) / parameters_[j].prior_sigma;
+    }
+  }
+
+  // Forward differences, each parameter moving only the rows that depend on it.
+  void jacobian(const VectorXd& x, MatrixXd& J) const {
+    J.setZero(values(), inputs());
+    VectorXd base(values());
+    residuals(x, base);
+    constexpr double kStep = 1e-4;
+    VectorXd moved(static_cast<Eigen::Index>(rows_.size()));
+    for (std::size_t j = 0; j < parameters_.size(); ++j) {
+      const auto jj = static_cast<Eigen::Index>(j);
+      VectorXd xj = x;
+      xj[jj] += kStep;
+      log_ratios(xj, parameters_[j].rows, moved);
+      for (std::size_t k : parameters_[j].rows) {
+        const auto kk = static_cast<Eigen::Index>(k);
+        J(kk, jj) = (moved[kk] - base[kk]) / kStep;
+      }
+      J(static_cast<Eigen::Index>(rows_.size()) + jj, jj) =
+          options_.prior_weight / parameters_[j].prior_sigma;
+    }
+  }
+
+ private:
+  const PreparedTimes& prepared_;
+  const device::DeviceCatalog& catalog_;
+  std::string corpus_;
+  CalibrationOptions options_;
+  std::vector<Row> rows_;
+  std::vector<Parameter> parameters_;
+};
+
+struct Functor : Eigen::DenseFunctor<double> {
+  explicit Functor(const Problem& p) : DenseFunctor(p.inputs(), p.values()), problem(p) {}
+  int operator()(const VectorXd& x, VectorXd& f) const {
+    problem.residuals(x, f);
+    return 0;
+  }
+  int df(const VectorXd& x, MatrixXd& J) const {
+    problem.jacobian(x, J);
+    return 0;
+  }
+  const Problem& problem;
+};
+
+// Runs `task(k)` for k in [0, n) on up to `threads` threads.
+void parallel_for(std::size_t n, unsigned threads, const std::function<void(std::size_t)>& task) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, n));
+  std::atomic<std::size_t> next{0};
+  std::vector<std::exception_ptr> errors(n);
+  auto worker = [&] {
+    for (std::size_t k = next++; k < n; k = next++) {
+      try {
+        task(k);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+double rms(const std::vector<double>& values) {
+  if (values.empty()) return 0;
+  double sum = 0;
+  for (double v : values) sum += v * v;
+  return std::sqrt(sum / static_cast<double>(values.size()));
+}
+
+}  // namespace
+
+std::string source_key(const std::string& source) { return source.substr(0, source.find(" (")); }
+
+TimeFit fit_times(const PreparedTimes& prepared, const std::vector<std::size_t>& use,
+                  const device::DeviceCatalog& catalog, const std::string& corpus,
+                  const CalibrationOptions& options) {
+  TimeFit fit;
+  const Problem problem(prepared, use, catalog, corpus, options, fit.notes);
+  Functor functor(problem);
+  Eigen::LevenbergMarquardt<Functor> lm(functor);
+  lm.setMaxfev(400);
+  VectorXd x = problem.start();
+  const auto status = lm.minimize(x);
+  fit.iterations = static_cast<int>(lm.iterations());
+  if (status == Eigen::LevenbergMarquardtSpace::TooManyFunctionEvaluation) {
+    fit.notes.push_back(
+        fmt::format("the fit stopped after {} iterations without converging", fit.iterations));
+  }
+  fit.parameters = problem.parameters(x);
+  fit.fitted_records = problem.rows();
+  VectorXd f;
+  problem.residuals(x, f);
+  fit.rms_log_error = std::sqrt(f.head(static_cast<Eigen::Index>(problem.rows())).squaredNorm() /
+                                static_cast<double>(problem.rows()));
+  return fit;
+}
+
+std::vector<network::EvaluatedTime> predict_with(const PreparedTimes& prepared,
+                                                 const std::vector<std::size_t>& use,
+                                                 const device::DeviceCatalog& catalog,
+                                                 const device::CalibratedParameters& parameters) {
+  const CalibratedPredictors predictors(catalog, parameters);
+  std::vector<network::EvaluatedTime> out;
+  out.reserve(use.size());
+  for (std::size_t i : use)
+    out.push_back({prepared.measurements[i], predictors.predict(prepared, i)});
+  return out;
+}
+
+std::vector<network::EvaluatedTime> cross_validate(
+    const PreparedTimes& prepared, const device::DeviceCatalog& catalog,
+    const std::function<std::string(const NetworkTimeMeasurement&)>& group,
+    const CalibrationOptions& options, unsigned threads) {
+  std::map<std::string, std::vector<std::size_t>> members;
+  for (std::size_t i = 0; i < prepared.measurements.size(); ++i)
+    members[group(prepared.measurements[i])].push_back(i);
+  std::vector<std::string> keys;
+  for (const auto& [key, rows] : members) keys.push_back(key);
+  std::vector<std::vector<network::EvaluatedTime>> folds(keys.size());
+  parallel_for(keys.size(), threads, [&](std::size_t k) {
+    std::vector<std::size_t> train;
+    for (const auto& [key, rows] : members) {
+      if (key != keys[k]) train.insert(train.end(), rows.begin(), rows.end());
+    }
+    const TimeFit fit = fit_times(prepared, train, catalog, "", options);
+    folds[k] = predict_with(prepared, members[keys[k]], catalog, fit.parameters);
+  });
+  std::vector<network::EvaluatedTime> out;
+  for (auto& fold : folds) out.insert(out.end(), fold.begin(), fold.end());
+  return out;
+}
+
+Calibration calibrate(const PreparedTimes& prepared, const device::DeviceCatalog& catalog,
+                      const std::string& corpus, const CalibrationOptions& options,
+                      unsigned threads) {
+  Calibration c;
+  std::vector<std::size_t> all(prepared.measurements.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  c.fit = fit_times(prepared, all, catalog, corpus, options);
+  c.in_sample = predict_with(prepared, all, catalog, c.fit.parameters);
+  c.leave_one_gpu_out = cross_validate(
+      prepared, catalog, [](const NetworkTimeMeasurement& m) { return m.device_id; }, options,
+      threads);
+  c.leave_one_source_out = cross_validate(
+      prepared, catalog, [](const NetworkTimeMeasurement& m) { return source_key(m.source); },
+      options, threads);
+
+  // Uncertainty from the leave-one-GPU-out residuals: a GPU whose generation kept enough
+  // measurements without it tells how well a calibrated generation predicts a new GPU of it;
+  // one alone in its generation tells how well a transfer does.
+  std::map<std::string, std::size_t> per_device;
+  std::map<std::string, std::string> generation_of;
+  for (const NetworkTimeMeasurement& m : prepared.measurements) {
+    ++per_device[m.device_id];
+    generation_of[m.device_id] = catalog.find(m.device_id).generation();
+  }
+  std::map<std::string, std::vector<double>> generation_residuals;
+  std::vector<double> transferred_residuals;
+  for (const network::EvaluatedTime& t : c.leave_one_gpu_out) {
+    const std::string& g = generation_of[t.measurement.device_id];
+    std::size_t others = 0;
+    for (const auto& [id, n] : per_device) {
+      if (id != t.measurement.device_id && generation_of[id] == g) others += n;
+    }
+    const double r = std::log(t.ratio());
+    generation_residuals[g].push_back(r);
+    if (others < options.min_generation_records) transferred_residuals.push_back(r);
+  }
+  for (auto& [name, g] : c.fit.parameters.generations)
+    g.time_log_sigma = rms(generation_residuals[name]);
+  c.fit.parameters.transferred_time_log_sigma = rms(transferred_residuals);
+  return c;
+}
+
+}  // namespace nnergy::learn

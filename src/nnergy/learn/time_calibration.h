@@ -1,0 +1,84 @@
+#pragma once
+
+// Fitting the free parameters of the analytical time model (device::CalibratedParameters: per
+// architecture generation the efficiencies of the vector units, the matrix units and memory;
+// for all GPUs the kernel launch time and the size and reduction factors; per source the host's
+// launch time) to measured whole-network times, and cross-validating the fit by leaving out one
+// GPU or one source at a time.
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "nnergy/device/calibrated_parameters.h"
+#include "nnergy/device/device_catalog.h"
+#include "nnergy/network/time_evaluation.h"
+
+namespace nnergy::learn {
+
+/// How the fit treats thin data.
+struct CalibrationOptions {
+  /// A generation with fewer measurements is not fitted (its devices are transferred).
+  std::size_t min_generation_records = 20;
+  /// Fewer matrix-unit (tf32/fp16/bf16) measurements: the generation's tensor η is not fitted.
+  std::size_t min_tensor_records = 10;
+  /// Fewer measurements of a source: its host launch time is not fitted (the default is used).
+  std::size_t min_host_records = 10;
+  /// Weight of the priors' residuals ((θ − θ₀)/σ in logit or log space); 1: weak priors that
+  /// only decide parameters the measurements leave open.
+  double prior_weight = 1;
+  /// The source whose host launch time becomes `predict`'s default: eager PyTorch, one GPU.
+  std::string host_launch_source = "github:ryujaehun/pytorch-gpu-benchmark";
+};
+
+/// The part of a measurement's source before " (" (e.g. "github:owner/repo").
+std::string source_key(const std::string& source);
+
+/// A fit and what it left out.
+struct TimeFit {
+  device::CalibratedParameters parameters;
+  std::vector<std::string> notes;  ///< measurements left out and why, generations not fitted
+  std::size_t fitted_records = 0;  ///< measurements the fit used
+  double rms_log_error = 0;        ///< in-sample √mean ln²(predicted/measured)
+  int iterations = 0;              ///< Levenberg–Marquardt iterations
+};
+
+/// Fits the parameters to the measurements `use` (indices into `prepared`) by Levenberg–Marquardt
+/// on ln(predicted/measured), with weak priors that keep unidentified parameters at nominal
+/// values; each device's datasheet comes from `catalog`. `corpus` names the measurements.
+TimeFit fit_times(const network::PreparedTimes& prepared, const std::vector<std::size_t>& use,
+                  const device::DeviceCatalog& catalog, const std::string& corpus,
+                  const CalibrationOptions& options = {});
+
+/// Predictions of the measurements `use` with `parameters` applied to `catalog`'s devices
+/// (transferred where their generation was not fitted); a measurement's host launch time is its
+/// source's, else parameters.host_launch_s.
+std::vector<network::EvaluatedTime> predict_with(const network::PreparedTimes& prepared,
+                                                 const std::vector<std::size_t>& use,
+                                                 const device::DeviceCatalog& catalog,
+                                                 const device::CalibratedParameters& parameters);
+
+/// Leave-one-group-out cross-validation: for each value of `group`, fits on the measurements of
+/// the other values and predicts those of this one. Every prediction is out of sample. The
+/// folds run on up to `threads` threads (0: the hardware's).
+std::vector<network::EvaluatedTime> cross_validate(
+    const network::PreparedTimes& prepared, const device::DeviceCatalog& catalog,
+    const std::function<std::string(const network::NetworkTimeMeasurement&)>& group,
+    const CalibrationOptions& options = {}, unsigned threads = 0);
+
+/// The whole calibration: the fit on every measurement, its leave-one-GPU-out and
+/// leave-one-source-out cross-validations, and the uncertainties (time_log_sigma) set from the
+/// leave-one-GPU-out residuals: per generation from its GPUs, and for transferred devices from
+/// the GPUs that were alone in their generation.
+struct Calibration {
+  TimeFit fit;
+  std::vector<network::EvaluatedTime> leave_one_gpu_out;
+  std::vector<network::EvaluatedTime> leave_one_source_out;
+  std::vector<network::EvaluatedTime> in_sample;
+};
+Calibration calibrate(const network::PreparedTimes& prepared, const device::DeviceCatalog& catalog,
+                      const std::string& corpus, const CalibrationOptions& options = {},
+                      unsigned threads = 0);
+
+}  // namespace nnergy::learn

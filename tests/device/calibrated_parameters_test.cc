@@ -1,0 +1,114 @@
+#include "nnergy/device/calibrated_parameters.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "nnergy/core/error.h"
+#include "nnergy/device/device_catalog.h"
+
+namespace nnergy::device {
+namespace {
+
+const std::filesystem::path kDataDir = NNERGY_TEST_DATA_DIR;
+
+CalibratedParameters example() {
+  CalibratedParameters p;
+  p.corpus = "data/calibration/measured_public.json";
+  p.records = 300;
+  p.generations["Ampere"] = {0.6, 0.4, 0.5, 2020, 200, {"a100-40gb", "a100-80gb"}, 0.2};
+  p.generations["Pascal"] = {0.8, std::nullopt, 0.7, 2016.5, 100, {"gtx-1080-ti"}, 0.25};
+  p.kernel_overhead_s = 3e-6;
+  p.work_half_flop_per_sm = 1e6;
+  p.reduction_half = 10;
+  p.host_launch_s = 50e-6;
+  p.host_launch_source = "github:x/y";
+  p.host_launch_by_source = {{"github:x/y", 50e-6}};
+  p.transferred_time_log_sigma = 0.3;
+  return p;
+}
+
+TEST(CalibratedParameters, WrittenAndReadBack) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "nnergy_calibrated_roundtrip.json";
+  std::ofstream(path) << calibrated_parameters_json(example());
+  const CalibratedParameters p = read_calibrated_parameters(path);
+  std::filesystem::remove(path);
+  EXPECT_EQ(p.records, 300u);
+  EXPECT_DOUBLE_EQ(p.generations.at("Ampere").tensor.value(), 0.4);
+  EXPECT_FALSE(p.generations.at("Pascal").tensor.has_value());
+  EXPECT_EQ(p.generations.at("Ampere").devices.size(), 2u);
+  EXPECT_DOUBLE_EQ(p.host_launch_by_source.at("github:x/y"), 50e-6);
+  EXPECT_DOUBLE_EQ(p.transferred_time_log_sigma, 0.3);
+}
+
+TEST(CalibratedParameters, AMalformedFileNamesTheField) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "nnergy_calibrated_bad.json";
+  std::string text = calibrated_parameters_json(example());
+  text.replace(text.find("\"memory\": 0.5"), 13, "\"memory\": 1.5");
+  std::ofstream(path) << text;
+  try {
+    read_calibrated_parameters(path);
+    ADD_FAILURE() << "accepted a memory efficiency of 1.5";
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("generations.Ampere: field 'memory'"), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(path);
+  EXPECT_THROW(read_calibrated_parameters(path), InvalidInput);  // missing file
+}
+
+TEST(CalibratedParameters, AMeasuredGenerationIsCalibratedOthersAreTransferred) {
+  const DeviceCatalog catalog = DeviceCatalog::load(kDataDir / "devices.json");
+  DeviceSpec a100 = catalog.find("a100-40gb");
+  ASSERT_TRUE(apply_calibration(example(), a100));
+  EXPECT_FALSE(a100.calibration.transferred);
+  EXPECT_DOUBLE_EQ(a100.efficiency.tensor.value(), 0.4);
+  EXPECT_DOUBLE_EQ(a100.efficiency.memory, 0.5);
+  EXPECT_DOUBLE_EQ(a100.calibration.time_log_sigma, 0.2);
+  EXPECT_NE(a100.calibration.provenance.find("calibrated on 200 published measurements of Ampere"),
+            std::string::npos)
+      << a100.calibration.provenance;
+
+  // Hopper (2022) is nearest to Ampere (2020); its uncertainty is the transfer's.
+  DeviceSpec h100 = catalog.find("h100-sxm");
+  ASSERT_TRUE(apply_calibration(example(), h100));
+  EXPECT_TRUE(h100.calibration.transferred);
+  EXPECT_DOUBLE_EQ(h100.efficiency.compute, 0.6);
+  EXPECT_DOUBLE_EQ(h100.calibration.time_log_sigma, 0.3);
+  EXPECT_NE(h100.calibration.provenance.find("transferred from Ampere"), std::string::npos);
+
+  // Maxwell (2015) is nearest to Pascal, which has no tensor efficiency; Maxwell needs none.
+  DeviceSpec titan = catalog.find("titan-x");
+  ASSERT_TRUE(apply_calibration(example(), titan));
+  EXPECT_NE(titan.calibration.provenance.find("transferred from Pascal"), std::string::npos);
+  EXPECT_FALSE(titan.efficiency.tensor.has_value());
+
+  // Turing (2018) has tensor cores: its own generation is absent, Pascal is nearest, and the
+  // tensor efficiency comes from the nearest generation that has one.
+  DeviceSpec turing = catalog.find("rtx-2080-ti");
+  ASSERT_TRUE(apply_calibration(example(), turing));
+  EXPECT_DOUBLE_EQ(turing.efficiency.tensor.value(), 0.4);
+  EXPECT_NE(turing.calibration.provenance.find("tensor-core efficiency from Ampere"),
+            std::string::npos)
+      << turing.calibration.provenance;
+
+  DeviceSpec mi210 = catalog.find("mi210");
+  EXPECT_FALSE(apply_calibration(example(), mi210));
+  EXPECT_TRUE(mi210.calibration.provenance.empty());
+}
+
+TEST(CalibratedParameters, TheDefaultCatalogIsCalibratedAndSaysSo) {
+  const DeviceCatalog catalog = DeviceCatalog::load_default(kDataDir);
+  ASSERT_TRUE(catalog.calibration().has_value());
+  EXPECT_GT(catalog.calibration()->host_launch_s, 0);
+  const DeviceSpec& a100 = catalog.find("a100-40gb");
+  EXPECT_FALSE(a100.calibration.transferred);
+  EXPECT_GT(a100.calibration.time_log_sigma, 0);
+  EXPECT_TRUE(catalog.find("h100-sxm").calibration.transferred);
+}
+
+}  // namespace
+}  // namespace nnergy::device
