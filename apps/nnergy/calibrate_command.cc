@@ -46,8 +46,7 @@ std::string parameter_table(const device::CalibratedParameters& p) {
   for (const auto& [name, g] : p.generations) {
     t.add_row({name, std::to_string(g.records), percent(g.compute),
                g.tensor ? percent(*g.tensor) : "-", percent(g.memory),
-               fmt::format("{:.0f} %", 100 * (std::exp(g.time_log_sigma) - 1)),
-               join_with_commas(g.devices)});
+               percent(device::relative_spread(g.time_log_sigma)), join_with_commas(g.devices)});
   }
   return t.render();
 }
@@ -85,10 +84,9 @@ CommandResult run_calibrate(const CalibrateOptions& o, const std::string& comman
   if (!o.dry_run) {
     write_file_atomically(output, device::calibrated_parameters_json(p), "--output");
   }
-  const auto by = [](const std::vector<network::EvaluatedTime>& e, const TimeKey& key) {
-    return learn::time_accuracy(e, key);
-  };
-  const TimeKey everything = [](const network::EvaluatedTime&) { return std::string("all"); };
+  const auto by = learn::time_accuracy;
+  const learn::TimeAccuracy in_sample =
+      by(c.in_sample, [](const network::EvaluatedTime&) { return std::string("all"); }).back();
   if (o.json) {
     nlohmann::ordered_json j;
     j["context"] = context.to_json();
@@ -100,7 +98,7 @@ CommandResult run_calibrate(const CalibrateOptions& o, const std::string& comman
       j["failures"].push_back({{"id", m.id}, {"reason", why}});
     j["notes"] = c.fit.notes;
     j["parameters"] = nlohmann::ordered_json::parse(device::calibrated_parameters_json(p));
-    j["in_sample"] = accuracy_json(by(c.in_sample, everything));
+    j["in_sample"] = accuracy_json({in_sample});
     for (const auto& [name, key] : time_groupings()) {
       j["leave_one_gpu_out"]["by_" + name] = accuracy_json(by(c.leave_one_gpu_out, key));
       j["leave_one_source_out"]["by_" + name] = accuracy_json(by(c.leave_one_source_out, key));
@@ -157,23 +155,18 @@ CommandResult run_calibrate(const CalibrateOptions& o, const std::string& comman
   out += fmt::format(
       "GPUs of generations without measurements are transferred from the nearest generation "
       "(±1σ {:.0f} %: leave-one-GPU-out of GPUs alone in their generation)\n",
-      100 * (std::exp(p.transferred_time_log_sigma) - 1));
+      100 * device::relative_spread(p.transferred_time_log_sigma));
 
   out += fmt::format(
       "\nAccuracy on whole-network times (in-sample: MAPE {:.1f} %, median pred/meas {:.2f}; "
       "rms log error {:.3f} after {} iterations)\n",
-      by(c.in_sample, everything).back().metrics.mape_percent,
-      by(c.in_sample, everything).back().median_ratio, c.fit.rms_log_error, c.fit.iterations);
+      in_sample.metrics.mape_percent, in_sample.median_ratio, c.fit.rms_log_error,
+      c.fit.iterations);
   out += "\nLeave-one-GPU-out (each GPU predicted by a fit without it):\n";
-  for (const char* name : {"device", "precision", "mode", "source"}) {
-    for (const auto& [n, key] : time_groupings()) {
-      if (n == name) out += accuracy_table(n, by(c.leave_one_gpu_out, key)) + "\n";
-    }
-  }
+  for (const char* name : {"device", "precision", "mode", "source"})
+    out += accuracy_table(name, by(c.leave_one_gpu_out, time_grouping(name))) + "\n";
   out += "Leave-one-source-out (each source predicted by a fit without it):\n";
-  for (const auto& [n, key] : time_groupings()) {
-    if (n == "source") out += accuracy_table(n, by(c.leave_one_source_out, key));
-  }
+  out += accuracy_table("source", by(c.leave_one_source_out, time_grouping("source")));
   out += o.dry_run
              ? "\nnot written (--dry-run)\n"
              : fmt::format("\nwrote {} (used by predict, evaluate and devices)\n", output.string());

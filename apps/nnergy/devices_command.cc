@@ -72,21 +72,13 @@ std::string tflops(const device::DeviceSpec& d, device::Precision p) {
   return peak ? fmt::format("{:.1f}", *peak / 1e12) : "-";
 }
 
-// The generation a device's efficiencies come from.
-std::string transferred_from(const device::DeviceSpec& d) {
-  if (!d.calibration.transferred) return d.generation();
-  const std::string& p = d.calibration.provenance;
-  const std::string prefix = "transferred from ";
-  return p.substr(prefix.size(), p.find(' ', prefix.size()) - prefix.size());
-}
-
 // Where the device's efficiencies come from, with the ± of its whole-network times.
 std::string time_model_provenance(const device::DeviceSpec& d) {
   if (d.calibration.provenance.empty()) {
     return "not calibrated (the catalog's estimated efficiencies; `nnergy calibrate` fits them)";
   }
   return fmt::format("{}; whole-network times ±{:.0f} % (1σ, leave-one-GPU-out)",
-                     d.calibration.provenance, 100 * (std::exp(d.calibration.time_log_sigma) - 1));
+                     d.calibration.provenance, 100 * d.calibration.relative_time_std());
 }
 
 nlohmann::ordered_json device_json(const device::DeviceSpec& d) {
@@ -221,7 +213,7 @@ std::string run_devices(const DevicesOptions& o, const std::string& command_line
          d.calibration.provenance.empty()
              ? "not calibrated"
              : (d.calibration.transferred ? "transferred from " : "calibrated: ") +
-                   transferred_from(d)});
+                   d.calibration.from_generation});
   }
   std::string host;
   if (catalog.calibration()) {

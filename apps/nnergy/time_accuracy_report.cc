@@ -29,6 +29,13 @@ const std::vector<std::pair<std::string, TimeKey>>& time_groupings() {
   return groupings;
 }
 
+const TimeKey& time_grouping(const std::string& name) {
+  for (const auto& [n, key] : time_groupings()) {
+    if (n == name) return key;
+  }
+  throw InternalError("no time grouping named " + name);
+}
+
 void check_grades(const std::vector<std::string>& grades) {
   const auto& known = dataset::published_grades();
   for (const std::string& g : grades) {

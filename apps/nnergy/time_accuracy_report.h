@@ -17,6 +17,8 @@ namespace nnergy::cli {
 /// Grouping keys of evaluated times: device, precision, mode, grade and source.
 using TimeKey = std::function<std::string(const network::EvaluatedTime&)>;
 const std::vector<std::pair<std::string, TimeKey>>& time_groupings();
+/// The key of time_groupings() named `name`.
+const TimeKey& time_grouping(const std::string& name);
 
 /// Throws InvalidInput naming --grades unless every grade is A, B or C.
 void check_grades(const std::vector<std::string>& grades);

@@ -175,7 +175,7 @@ bool apply_calibration(const CalibratedParameters& p, DeviceSpec& device) {
     }
   }
   CalibrationInfo& info = device.calibration;
-  info.generation = device.generation();
+  info.from_generation = name;
   info.transferred = name != device.generation();
   const std::string devices = join_with_commas(g.devices);
   if (info.transferred) {

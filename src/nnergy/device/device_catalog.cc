@@ -252,10 +252,10 @@ std::filesystem::path DeviceCatalog::calibrated_parameters_path(
   return data_dir / "calibration" / "calibrated.json";
 }
 
-void DeviceCatalog::calibrate(const CalibratedParameters& parameters) {
+void DeviceCatalog::calibrate(const CalibratedParameters& parameters, const std::string& source) {
   for (DeviceSpec& d : devices_) apply_calibration(parameters, d);
   calibration_ = parameters;
-  sources_.push_back("calibrated parameters");
+  sources_.push_back(source);
 }
 
 DeviceCatalog DeviceCatalog::load_default(const std::filesystem::path& data_dir) {
@@ -263,8 +263,7 @@ DeviceCatalog DeviceCatalog::load_default(const std::filesystem::path& data_dir)
   std::error_code ec;
   const std::filesystem::path calibrated = calibrated_parameters_path(data_dir);
   if (std::filesystem::exists(calibrated, ec)) {
-    catalog.calibrate(read_calibrated_parameters(calibrated));
-    catalog.sources_.back() = calibrated.string();
+    catalog.calibrate(read_calibrated_parameters(calibrated), calibrated.string());
   }
   const std::filesystem::path user = user_catalog_path();
   if (std::filesystem::exists(user, ec)) catalog.merge(load(user));

@@ -40,8 +40,9 @@ class DeviceCatalog {
   const std::vector<std::string>& sources() const { return sources_; }
   /// The calibrated parameters applied to the built-in devices, if any.
   const std::optional<CalibratedParameters>& calibration() const { return calibration_; }
-  /// Applies `parameters` to every device (apply_calibration) and keeps them.
-  void calibrate(const CalibratedParameters& parameters);
+  /// Applies `parameters` to every device (apply_calibration) and keeps them; `source` names
+  /// them in sources().
+  void calibrate(const CalibratedParameters& parameters, const std::string& source);
 
  private:
   std::vector<DeviceSpec> devices_;

@@ -15,6 +15,8 @@ std::optional<double> DeviceSpec::peak(Precision precision) const {
   return it->second;
 }
 
+double relative_spread(double log_sigma) { return std::exp(log_sigma) - 1; }
+
 bool DeviceSpec::has_matrix_units(Precision precision) const {
   if (precision != Precision::kTf32 && precision != Precision::kFp16 &&
       precision != Precision::kBf16) {

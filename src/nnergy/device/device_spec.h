@@ -55,10 +55,15 @@ struct Efficiency {
   double reduction_half = 0;         ///< K½, multiply-accumulates per output; 0: no effect
 };
 
+/// A 1σ spread of ln(measured/predicted) as a relative ±: e^σ − 1 (0.25 for ±25 %).
+double relative_spread(double log_sigma);
+
 /// Where a device's efficiencies come from when `nnergy calibrate` set them
 /// (data/calibration/calibrated.json).
 struct CalibrationInfo {
-  std::string generation;  ///< architecture generation, e.g. "Ampere"
+  /// The generation whose fitted efficiencies the device takes: its own, or the one they were
+  /// transferred from (e.g. "Ampere" for an H100); empty: not calibrated.
+  std::string from_generation;
   /// "calibrated on N published measurements of <generation> GPUs (…)" or "transferred from
   /// <generation> (…)"; empty: the catalog's own estimates, not calibrated.
   std::string provenance;
@@ -66,6 +71,8 @@ struct CalibrationInfo {
   /// 1σ of ln(measured/predicted) of whole-network times, out of sample (leave-one-GPU-out);
   /// 0: unknown.
   double time_log_sigma = 0;
+  /// The same spread as a relative ± (relative_spread).
+  double relative_time_std() const { return relative_spread(time_log_sigma); }
 };
 
 /// One GPU (or accelerator) of the device catalog. Peaks are at the boost clock.

@@ -7,7 +7,6 @@
 #include <atomic>
 #include <cmath>
 #include <map>
-#include <set>
 #include <thread>
 #include <unsupported/Eigen/LevenbergMarquardt>
 
@@ -32,7 +31,7 @@ class CalibratedPredictors {
  public:
   CalibratedPredictors(device::DeviceCatalog catalog, const device::CalibratedParameters& p)
       : parameters_(p) {
-    catalog.calibrate(p);
+    catalog.calibrate(p, "parameters being fitted");
     for (const device::DeviceSpec& d : catalog.devices()) predictors_.emplace(d.id, d);
   }
 
@@ -126,9 +125,26 @@ class Problem {
                       options.min_generation_records));
     }
 
+    // What the fit leaves fixed: per generation its records, devices and mean release year.
+    skeleton_.corpus = corpus_;
+    skeleton_.records = rows_.size();
+    std::map<std::string, double> year_sums;
+    for (const Row& r : rows_) {
+      const std::string& id = prepared.measurements[r.index].device_id;
+      device::GenerationEfficiency& g = skeleton_.generations[r.generation];
+      ++g.records;
+      if (std::find(g.devices.begin(), g.devices.end(), id) == g.devices.end()) {
+        g.devices.push_back(id);
+        year_sums[r.generation] += catalog.find(id).release_year;
+      }
+    }
+    for (auto& [name, g] : skeleton_.generations)
+      g.release_year = year_sums[name] / static_cast<double>(g.devices.size());
+
     // Parameters and the rows each one moves.
-    std::vector<std::size_t> all(rows_.size());
-    for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
+    all_rows_.resize(rows_.size());
+    for (std::size_t k = 0; k < all_rows_.size(); ++k) all_rows_[k] = k;
+    const std::vector<std::size_t>& all = all_rows_;
     std::map<std::string, std::vector<std::size_t>> generation_rows;
     std::map<std::string, std::vector<std::size_t>> tensor_rows;
     std::map<std::string, std::vector<std::size_t>> host_rows;
@@ -172,26 +188,7 @@ class Problem {
   }
 
   device::CalibratedParameters parameters(const VectorXd& x) const {
-    device::CalibratedParameters p;
-    p.corpus = corpus_;
-    p.records = rows_.size();
-    std::map<std::string, std::set<std::string>> devices;
-    std::map<std::string, std::vector<double>> years;
-    std::map<std::string, std::set<std::string>> seen;
-    for (const Row& r : rows_) {
-      const std::string& id = prepared_.measurements[r.index].device_id;
-      auto& g = p.generations[r.generation];
-      ++g.records;
-      if (seen[r.generation].insert(id).second) {
-        g.devices.push_back(id);
-        years[r.generation].push_back(catalog_.find(id).release_year);
-      }
-    }
-    for (auto& [name, g] : p.generations) {
-      double sum = 0;
-      for (double y : years[name]) sum += y;
-      g.release_year = sum / static_cast<double>(years[name].size());
-    }
+    device::CalibratedParameters p = skeleton_;
     for (std::size_t j = 0; j < parameters_.size(); ++j) {
       const Parameter& q = parameters_[j];
       const double t = x[static_cast<Eigen::Index>(j)];
@@ -249,9 +246,7 @@ class Problem {
 
   void residuals(const VectorXd& x, VectorXd& f) const {
     f.resize(values());
-    std::vector<std::size_t> all(rows_.size());
-    for (std::size_t k = 0; k < all.size(); ++k) all[k] = k;
-    log_ratios(x, all, f);
+    log_ratios(x, all_rows_, f);
     for (std::size_t j = 0; j < parameters_.size(); ++j) {
       const auto jj = static_cast<Eigen::Index>(j);
       f[static_cast<Eigen::Index>(rows_.size()) + jj] =
@@ -286,7 +281,9 @@ class Problem {
   std::string corpus_;
   CalibrationOptions options_;
   std::vector<Row> rows_;
+  std::vector<std::size_t> all_rows_;  // 0 … rows_.size() − 1
   std::vector<Parameter> parameters_;
+  device::CalibratedParameters skeleton_;  // counts, devices and years; no fitted value
 };
 
 struct Functor : Eigen::DenseFunctor<double> {
@@ -415,22 +412,24 @@ Calibration calibrate(const PreparedTimes& prepared, const device::DeviceCatalog
   // measurements without it tells how well a calibrated generation predicts a new GPU of it;
   // one alone in its generation tells how well a transfer does.
   std::map<std::string, std::size_t> per_device;
+  std::map<std::string, std::size_t> per_generation;
   std::map<std::string, std::string> generation_of;
   for (const NetworkTimeMeasurement& m : prepared.measurements) {
+    const std::string g = catalog.find(m.device_id).generation();
     ++per_device[m.device_id];
-    generation_of[m.device_id] = catalog.find(m.device_id).generation();
+    ++per_generation[g];
+    generation_of[m.device_id] = g;
   }
   std::map<std::string, std::vector<double>> generation_residuals;
   std::vector<double> transferred_residuals;
   for (const network::EvaluatedTime& t : c.leave_one_gpu_out) {
-    const std::string& g = generation_of[t.measurement.device_id];
-    std::size_t others = 0;
-    for (const auto& [id, n] : per_device) {
-      if (id != t.measurement.device_id && generation_of[id] == g) others += n;
-    }
+    const std::string& id = t.measurement.device_id;
+    const std::string& g = generation_of[id];
     const double r = std::log(t.ratio());
     generation_residuals[g].push_back(r);
-    if (others < options.min_generation_records) transferred_residuals.push_back(r);
+    // Measurements of the other GPUs of its generation: too few, and its fold transferred it.
+    if (per_generation[g] - per_device[id] < options.min_generation_records)
+      transferred_residuals.push_back(r);
   }
   for (auto& [name, g] : c.fit.parameters.generations)
     g.time_log_sigma = rms(generation_residuals[name]);

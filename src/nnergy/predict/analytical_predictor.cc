@@ -41,7 +41,7 @@ std::string AnalyticalPredictor::description() const {
 }
 
 double AnalyticalPredictor::network_relative_time_std() const {
-  return std::exp(device_.calibration.time_log_sigma) - 1;
+  return device_.calibration.relative_time_std();
 }
 
 double AnalyticalPredictor::compute_rate(const graph::PassCost& cost, graph::OpClass op_class,
