@@ -15,6 +15,7 @@
 #include "nnergy/core/error.h"
 #include "nnergy/dataset/published_measurement.h"
 #include "nnergy/device/device_catalog.h"
+#include "nnergy/learn/power_calibration.h"
 #include "nnergy/learn/published_times.h"
 #include "nnergy/learn/time_calibration.h"
 #include "nnergy/report/run_context.h"
@@ -51,6 +52,71 @@ std::string parameter_table(const device::CalibratedParameters& p) {
   return t.render();
 }
 
+std::string signed_percent(double ratio) { return fmt::format("{:+.1f} %", 100 * (ratio - 1)); }
+
+double power_mape(const std::vector<learn::EvaluatedPower>& evaluated) {
+  double sum = 0;
+  for (const auto& e : evaluated) sum += std::abs(e.ratio() - 1);
+  return evaluated.empty() ? 0 : 100 * sum / static_cast<double>(evaluated.size());
+}
+
+std::string power_report(const learn::PowerCalibration& power) {
+  std::string out =
+      "\nAverage power (published whole-network powers; κ: operand power while computing, "
+      "as a share of the memory power π_mem):\n";
+  for (const auto& [id, why] : power.failures) out += fmt::format("  not used: {}: {}\n", id, why);
+  if (power.fit.records == 0) return out + "  none: κ stays 0 (the archline alone)\n";
+  report::TextTable t;
+  for (const char* c : {"record", "network", "device"})
+    t.add_column(c, report::TextTable::Align::kLeft);
+  for (const char* c :
+       {"batch", "measured W", "archline W", "error", "calibrated W (held out)", "error"})
+    t.add_column(c, report::TextTable::Align::kRight);
+  for (std::size_t i = 0; i < power.leave_one_network_out.size(); ++i) {
+    const learn::EvaluatedPower& e = power.leave_one_network_out[i];
+    const network::NetworkTimeMeasurement& m = e.measurement.run;
+    t.add_row({m.id, m.network, m.device_id, std::to_string(m.bindings.batch.value_or(0)),
+               fmt::format("{:.0f}", e.measurement.measured_w), fmt::format("{:.0f}", e.archline_w),
+               signed_percent(e.archline_w / e.measurement.measured_w),
+               fmt::format("{:.0f}", e.predicted_w), signed_percent(e.ratio())});
+  }
+  out += t.render();
+  std::vector<learn::EvaluatedPower> archline = power.leave_one_network_out;
+  for (auto& e : archline) e.predicted_w = e.archline_w;
+  out += fmt::format(
+      "κ = {:.3f} fitted on {} average powers of {}; leave-one-network-out MAPE {:.1f} % (archline "
+      "alone {:.1f} %, in-sample {:.1f} %), ±{:.0f} % (1σ)\n",
+      power.fit.operand_share, power.fit.records, join_with_commas(power.fit.devices),
+      power_mape(power.leave_one_network_out), power_mape(archline), power_mape(power.in_sample),
+      100 * device::relative_spread(power.fit.power_log_sigma));
+  return out;
+}
+
+nlohmann::ordered_json power_json(const learn::PowerCalibration& power) {
+  nlohmann::ordered_json j;
+  j["operand_share"] = power.fit.operand_share;
+  j["records"] = power.fit.records;
+  j["leave_one_network_out_mape_percent"] = power_mape(power.leave_one_network_out);
+  j["in_sample_mape_percent"] = power_mape(power.in_sample);
+  j["failures"] = nlohmann::ordered_json::array();
+  for (const auto& [id, why] : power.failures)
+    j["failures"].push_back({{"id", id}, {"reason", why}});
+  j["measurements"] = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < power.leave_one_network_out.size(); ++i) {
+    const learn::EvaluatedPower& e = power.leave_one_network_out[i];
+    j["measurements"].push_back({{"id", e.measurement.run.id},
+                                 {"network", e.measurement.run.network},
+                                 {"device", e.measurement.run.device_id},
+                                 {"batch", e.measurement.run.bindings.batch.value_or(0)},
+                                 {"measured_w", e.measurement.measured_w},
+                                 {"predicted_time_s", e.predicted_time_s},
+                                 {"archline_w", e.archline_w},
+                                 {"in_sample_w", power.in_sample[i].predicted_w},
+                                 {"leave_one_network_out_w", e.predicted_w}});
+  }
+  return j;
+}
+
 CommandResult run_calibrate(const CalibrateOptions& o, const std::string& command_line) {
   const auto start = std::chrono::steady_clock::now();
   check_grades(o.grades);
@@ -73,7 +139,14 @@ CommandResult run_calibrate(const CalibrateOptions& o, const std::string& comman
       std::filesystem::path(published).lexically_normal().lexically_relative(data_dir);
   if (!relative.empty() && *relative.begin() != "..") corpus = "data/" + relative.string();
   const learn::Calibration c = learn::calibrate(prepared, catalog, corpus, o.fit, o.threads);
-  const device::CalibratedParameters& p = c.fit.parameters;
+  device::CalibratedParameters p = c.fit.parameters;
+  // Power on top of the calibrated times.
+  const learn::PublishedPowers powers = learn::published_powers(read.records, data_dir, o.grades);
+  device::DeviceCatalog time_calibrated = catalog;
+  time_calibrated.calibrate(p, corpus);
+  const learn::PowerCalibration power =
+      learn::calibrate_power(powers.measurements, time_calibrated, p.host_launch_s);
+  if (power.fit.records > 0) p.power = power.fit;
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -97,6 +170,12 @@ CommandResult run_calibrate(const CalibrateOptions& o, const std::string& comman
     for (const auto& [m, why] : prepared.failures)
       j["failures"].push_back({{"id", m.id}, {"reason", why}});
     j["notes"] = c.fit.notes;
+    j["assumed_batches"] = nlohmann::ordered_json::array();
+    for (const auto* list : {&times.assumptions, &powers.assumptions}) {
+      for (const auto& [id, why] : *list)
+        j["assumed_batches"].push_back({{"id", id}, {"why", why}});
+    }
+    j["power"] = power_json(power);
     j["parameters"] = nlohmann::ordered_json::parse(device::calibrated_parameters_json(p));
     j["in_sample"] = accuracy_json({in_sample});
     for (const auto& [name, key] : time_groupings()) {
@@ -128,16 +207,19 @@ CommandResult run_calibrate(const CalibrateOptions& o, const std::string& comman
   }
 
   std::string out = fmt::format(
-      "nnergy calibrate: the analytical time model fitted on {} published whole-network times "
-      "of {} (grades {})\n",
+      "nnergy calibrate: the analytical time model fitted on {} published whole-network and "
+      "per-operator times of {} (grades {})\n",
       c.fit.fitted_records, published, join_with_commas(o.grades));
   out += fmt::format(
-      "  {} records read, {} whole-network times, {} could not be predicted, {} records not "
-      "whole-network times (see `nnergy evaluate --published`)\n",
+      "  {} records read, {} times, {} could not be predicted, {} records not used as times "
+      "(see `nnergy evaluate --published`)\n",
       read.records_read, times.measurements.size(), prepared.failures.size(), times.skipped.size());
   for (const auto& [m, why] : prepared.failures)
     out += fmt::format("  not used: {}: {}\n", m.id, why);
   for (const std::string& note : c.fit.notes) out += "  note: " + note + "\n";
+  for (const auto* list : {&times.assumptions, &powers.assumptions}) {
+    for (const auto& [id, why] : *list) out += fmt::format("  {}: {}\n", id, why);
+  }
   out +=
       "\nFitted per architecture generation (η: fraction of the datasheet peak large kernels "
       "reach; ±1σ: leave-one-GPU-out spread of whole-network times):\n";
@@ -158,7 +240,7 @@ CommandResult run_calibrate(const CalibrateOptions& o, const std::string& comman
       100 * device::relative_spread(p.transferred_time_log_sigma));
 
   out += fmt::format(
-      "\nAccuracy on whole-network times (in-sample: MAPE {:.1f} %, median pred/meas {:.2f}; "
+      "\nAccuracy on the fitted times (in-sample: MAPE {:.1f} %, median pred/meas {:.2f}; "
       "rms log error {:.3f} after {} iterations)\n",
       in_sample.metrics.mape_percent, in_sample.median_ratio, c.fit.rms_log_error,
       c.fit.iterations);
@@ -167,6 +249,7 @@ CommandResult run_calibrate(const CalibrateOptions& o, const std::string& comman
     out += accuracy_table(name, by(c.leave_one_gpu_out, time_grouping(name))) + "\n";
   out += "Leave-one-source-out (each source predicted by a fit without it):\n";
   out += accuracy_table("source", by(c.leave_one_source_out, time_grouping("source")));
+  out += power_report(power);
   out += o.dry_run
              ? "\nnot written (--dry-run)\n"
              : fmt::format("\nwrote {} (used by predict, evaluate and devices)\n", output.string());

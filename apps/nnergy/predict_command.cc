@@ -19,6 +19,7 @@
 #include "nnergy/learn/model_file.h"
 #include "nnergy/network/clock_sweep.h"
 #include "nnergy/network/memory_estimate.h"
+#include "nnergy/network/power_limit.h"
 #include "nnergy/report/prediction_report.h"
 #include "nnergy/report/quantity_format.h"
 
@@ -37,6 +38,7 @@ struct PredictOptions {
   std::optional<std::int64_t> batch;
   std::vector<std::string> dims;
   std::optional<double> clock_mhz;
+  std::optional<double> power_limit_w;
   std::optional<double> host_launch_us;  ///< default: the calibrated eager-PyTorch value
   bool sweep = false;
   std::optional<double> sweep_step_mhz;
@@ -161,6 +163,19 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
     throw InvalidInput(fmt::format("--precision {}: {} has no {} peak in the catalog; accepted: {}",
                                    o.precision, device.id, o.precision, join_with_commas(have)));
   }
+  if (o.power_limit_w) {
+    if (o.clock_mhz || o.sweep) {
+      throw InvalidInput(fmt::format(
+          "--power-limit-w and {}: choose one (under a power limit the model finds the clock)",
+          o.clock_mhz ? "--clock-mhz" : "--sweep-clocks"));
+    }
+    if (!(*o.power_limit_w > device.idle_w && *o.power_limit_w <= device.tdp_w)) {
+      throw InvalidInput(fmt::format(
+          "--power-limit-w {:g}: expected a limit above the {}'s idle power ({:g} W) and at most "
+          "its TDP ({:g} W)",
+          *o.power_limit_w, device.id, device.idle_w, device.tdp_w));
+    }
+  }
   settings.point.clock_mhz = o.clock_mhz.value_or(device.clock.boost_mhz);
   device.check_clock(settings.point.clock_mhz, "--clock-mhz");
   settings.optimizer = graph::parse_optimizer(o.optimizer, "--optimizer");
@@ -213,6 +228,11 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
     const graph::FoldedBatchNormSignature folded = graph::detect_folded_batch_norm(net);
     if (folded.matches) report.warnings.push_back(graph::folded_batch_norm_warning(folded));
   }
+  if (o.power_limit_w) {
+    report.power_limit = network::clock_under_power_limit(
+        costed, predictor, analytical, settings, device.supported_clocks_mhz(), *o.power_limit_w);
+    settings.point.clock_mhz = report.power_limit->clock_mhz;
+  }
   report.prediction = network::predict_network(costed, predictor, analytical, settings);
   if (o.sweep)
     report.sweep = network::sweep_clocks(costed, predictor, analytical, settings, clocks);
@@ -234,6 +254,8 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
       .add("batch", settings.batch)
       .add("precision", std::string(device::to_string(settings.point.precision)))
       .add("clock_mhz", settings.point.clock_mhz)
+      .add("power_limit_w", o.power_limit_w ? nlohmann::ordered_json(*o.power_limit_w)
+                                            : nlohmann::ordered_json(nullptr))
       .add("host_launch_s", settings.host_launch_s)
       .add("optimizer",
            settings.mode == predict::Mode::kTraining
@@ -275,6 +297,9 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
   cmd->add_option("--dim", options->dims,
                   "bind another symbolic dimension: NAME=VALUE (repeatable)");
   cmd->add_option("--clock-mhz", options->clock_mhz, "core clock in MHz (default: boost clock)");
+  cmd->add_option("--power-limit-w", options->power_limit_w,
+                  "predict under a lowered board power limit, W (as set with nvidia-smi -pl): "
+                  "the clock is the highest at which the predicted average power stays within it");
   cmd->add_flag("--sweep-clocks", options->sweep,
                 "predict over the device's clocks and name the energy- and EDP-optimal ones");
   cmd->add_option("--sweep-step-mhz", options->sweep_step_mhz,

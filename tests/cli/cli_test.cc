@@ -336,6 +336,33 @@ TEST(PredictClocks, LowerClockIsSlower) {
             boost.value("/totals/time_s"_json_pointer, 0.0));
 }
 
+TEST(PredictClocks, APowerLimitLowersTheClockUntilThePowerFits) {
+  const json free = run_json(with(kResnet50A30, {"--json"}));
+  const double boost_w = free.value("/totals/power_w"_json_pointer, 0.0);
+  const double limit = std::floor(0.85 * boost_w);
+  auto g = [](double v) {  // as %g prints it
+    std::ostringstream out;
+    out << v;
+    return out.str();
+  };
+  const json limited = run_json(with(kResnet50A30, {"--power-limit-w", g(limit), "--json"}));
+  const json& l = limited.at("power_limit");
+  EXPECT_TRUE(l.at("binding").get<bool>());
+  EXPECT_TRUE(l.at("met").get<bool>());
+  EXPECT_DOUBLE_EQ(l.at("unlimited_power_w").get<double>(), boost_w);
+  const double clock = l.at("clock_mhz").get<double>();
+  EXPECT_LT(clock, a30_boost_mhz());
+  EXPECT_EQ(limited.value("/context/clock_mhz"_json_pointer, 0.0), clock);
+  EXPECT_EQ(limited.value("/context/power_limit_w"_json_pointer, 0.0), limit);
+  EXPECT_LE(limited.value("/totals/power_w"_json_pointer, 0.0), limit);
+  EXPECT_GT(limited.value("/totals/time_s"_json_pointer, 0.0),
+            free.value("/totals/time_s"_json_pointer, 0.0));
+  // The text names the limit and the clock found.
+  const RunResult text = run_nnergy(with(kResnet50A30, {"--power-limit-w", g(limit)}));
+  EXPECT_THAT(text.out,
+              HasSubstr("power limit " + g(limit) + " W: core clock " + g(clock) + " MHz"));
+}
+
 TEST(PredictClocks, SweepHasAnEnergyOptimumBelowBoost) {
   const json j = run_json(with(kResnet50A30, {"--sweep-clocks", "--json"}));
   ASSERT_TRUE(j.contains("clock_sweep")) << j.dump(2).substr(0, 2000);
@@ -469,6 +496,18 @@ const BadInputCase kBadInputs[] = {
     {"ClockBelowRange",
      {"predict", "resnet50", "--clock-mhz", "10"},
      {"--clock-mhz 10", "210", "1410"}},
+    {"PowerLimitAboveTdp",
+     {"predict", "resnet50", "--power-limit-w", "500"},
+     {"--power-limit-w 500", "400 W", "55 W"}},
+    {"PowerLimitBelowIdle",
+     {"predict", "resnet50", "--power-limit-w", "20"},
+     {"--power-limit-w 20"}},
+    {"PowerLimitWithClock",
+     {"predict", "resnet50", "--power-limit-w", "200", "--clock-mhz", "900"},
+     {"--power-limit-w", "--clock-mhz"}},
+    {"PowerLimitWithSweep",
+     {"predict", "resnet50", "--power-limit-w", "200", "--sweep-clocks"},
+     {"--power-limit-w", "--sweep-clocks"}},
     {"BatchZero", {"predict", "resnet50", "--batch", "0"}, {"--batch 0"}},
     {"BatchNegative", {"predict", "resnet50", "--batch", "-3"}, {"--batch", "-3"}},
     {"BatchNotANumber", {"predict", "resnet50", "--batch", "abc"}, {"--batch", "abc"}},

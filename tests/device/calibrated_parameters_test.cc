@@ -26,6 +26,7 @@ CalibratedParameters example() {
   p.host_launch_source = "github:x/y";
   p.host_launch_by_source = {{"github:x/y", 50e-6}};
   p.transferred_time_log_sigma = 0.3;
+  p.power = PowerFit{0.4, 5, {"titan-x"}, 0.12};
   return p;
 }
 
@@ -41,6 +42,29 @@ TEST(CalibratedParameters, WrittenAndReadBack) {
   EXPECT_EQ(p.generations.at("Ampere").devices.size(), 2u);
   EXPECT_DOUBLE_EQ(p.host_launch_by_source.at("github:x/y"), 50e-6);
   EXPECT_DOUBLE_EQ(p.transferred_time_log_sigma, 0.3);
+  ASSERT_TRUE(p.power.has_value());
+  EXPECT_DOUBLE_EQ(p.power->operand_share, 0.4);
+  EXPECT_EQ(p.power->records, 5u);
+  EXPECT_EQ(p.power->devices, std::vector<std::string>{"titan-x"});
+  EXPECT_DOUBLE_EQ(p.power->power_log_sigma, 0.12);
+}
+
+TEST(CalibratedParameters, ThePowerFitReachesEveryNvidiaDeviceAndReplacesEstimatedEfficiency) {
+  DeviceCatalog catalog = DeviceCatalog::load(kDataDir / "devices.json");
+  ASSERT_TRUE(catalog.find("a100-40gb").is_estimated("efficiency.compute"));
+  catalog.calibrate(example(), "test");
+  const DeviceSpec& a100 = catalog.find("a100-40gb");
+  EXPECT_DOUBLE_EQ(a100.power_activity.operand_share, 0.4);
+  EXPECT_NE(a100.power_activity.provenance.find("5 published average powers (titan-x)"),
+            std::string::npos)
+      << a100.power_activity.provenance;
+  EXPECT_FALSE(a100.is_estimated("efficiency.compute"));
+  // A file without a power fit leaves κ at 0.
+  CalibratedParameters no_power = example();
+  no_power.power.reset();
+  DeviceCatalog other = DeviceCatalog::load(kDataDir / "devices.json");
+  other.calibrate(no_power, "test");
+  EXPECT_EQ(other.find("a100-40gb").power_activity.operand_share, 0);
 }
 
 TEST(CalibratedParameters, AMalformedFileNamesTheField) {

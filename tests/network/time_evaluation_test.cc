@@ -67,6 +67,27 @@ TEST(TimeEvaluation, RatiosFollowThePredictionOfEachPart) {
   EXPECT_NEAR(e.evaluated[2].ratio(), 1.0, kTolerance);  // no optimizer step in the measurement
 }
 
+TEST(TimeEvaluation, SingleNodesAreTheirGpuTimesSummedWithoutTheHost) {
+  const NetworkPrediction inference = direct(predict::Mode::kInference);
+  // The first two non-shape layers, timed one by one.
+  NetworkTimeMeasurement m = resnet18(1e-3, predict::Mode::kInference, TimedPart::kIteration);
+  double expected_s = 0;
+  for (const LayerPrediction& layer : inference.layers) {
+    if (m.nodes.size() == 2) break;
+    m.nodes.push_back(layer.name);
+    expected_s += layer.time_s;
+  }
+  // A host launch cost that would dominate a whole-network time changes nothing here.
+  const TimeEvaluation e = evaluate_times({m}, catalog(), {1e-3});
+  ASSERT_EQ(e.evaluated.size(), 1u);
+  EXPECT_NEAR(e.evaluated[0].predicted_s, expected_s, expected_s * kTolerance);
+  // A node the network lacks is named, not ignored.
+  m.nodes.push_back("/no/such/Conv");
+  const TimeEvaluation bad = evaluate_times({m}, catalog());
+  ASSERT_EQ(bad.failures.size(), 1u);
+  EXPECT_NE(bad.failures[0].second.find("/no/such/Conv"), std::string::npos);
+}
+
 TEST(TimeEvaluation, MeasurementsThatCannotBePredictedAreReportedWithTheReason) {
   NetworkTimeMeasurement fp16 = resnet18(1e-3, predict::Mode::kInference, TimedPart::kIteration);
   fp16.device_id = "titan-x";  // Maxwell: no fp16 peak in the catalog

@@ -44,6 +44,25 @@ TEST(AnalyticalPredictor, ComputeBoundPassAtBoost) {
   EXPECT_FALSE(e.power_capped);
 }
 
+TEST(AnalyticalPredictor, OperandPowerAddsAShareOfTheMemoryPowerWhileComputing) {
+  device::DeviceSpec d = toy_device();
+  d.power_activity.operand_share = 0.5;
+  const AnalyticalPredictor p(d);
+  const OpEstimate e =
+      p.predict_pass(PassCost{0, 1e12, 1e9, 0}, OpClass::kMatrix, {Precision::kFp32, 1000});
+  // As ComputeBoundPassAtBoost, plus κ·π_mem = 0.5 · 100 pJ/B · 1 TB/s = 50 W for the 0.2 s of
+  // compute: 10 J more.
+  EXPECT_NEAR(e.time_s, 0.2, 0.2 * kTolerance);
+  EXPECT_NEAR(e.energy_j, 50.1, 50.1 * kTolerance);
+  // A memory-bound pass draws it only for its compute time (1 GFLOP at 5 TFLOP/s = 0.2 ms).
+  const OpEstimate m =
+      p.predict_pass(PassCost{0, 1e9, 1e10, 0}, OpClass::kMatrix, {Precision::kFp32, 1000});
+  const OpEstimate m0 =
+      AnalyticalPredictor(toy_device())
+          .predict_pass(PassCost{0, 1e9, 1e10, 0}, OpClass::kMatrix, {Precision::kFp32, 1000});
+  EXPECT_NEAR(m.energy_j - m0.energy_j, 50 * 2e-4, 1e-9);
+}
+
 TEST(AnalyticalPredictor, MemoryBoundPassAndLaunchOverhead) {
   device::DeviceSpec d = toy_device();
   d.efficiency.kernel_overhead_s = 5e-6;

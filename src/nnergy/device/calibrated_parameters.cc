@@ -35,6 +35,17 @@ double fraction(const json& object, const std::string& key, const std::string& w
   return v;
 }
 
+// The text entries of `object`'s "devices" list (catalog ids); none when absent.
+std::vector<std::string> device_ids(const json& object) {
+  std::vector<std::string> ids;
+  if (object.contains("devices") && object.at("devices").is_array()) {
+    for (const json& d : object.at("devices")) {
+      if (d.is_string()) ids.push_back(d.get<std::string>());
+    }
+  }
+  return ids;
+}
+
 // The generation whose efficiencies `device` takes: `accept`ed generations only, its own first,
 // else the nearest in release year (ties: more records).
 const std::pair<const std::string, GenerationEfficiency>* nearest(
@@ -97,6 +108,17 @@ CalibratedParameters read_calibrated_parameters(const std::filesystem::path& pat
           positive(root["host_launch_by_source"], source, where + ": host_launch_by_source");
     }
   }
+  if (root.contains("power")) {
+    const std::string at = where + ": power";
+    const json& power = root["power"];
+    if (!power.is_object()) throw InvalidInput(at + ": expected an object");
+    PowerFit fit;
+    fit.operand_share = positive(power, "operand_share", at);
+    fit.records = static_cast<std::size_t>(positive(power, "records", at));
+    fit.power_log_sigma = positive(power, "power_log_sigma", at);
+    fit.devices = device_ids(power);
+    p.power = fit;
+  }
   for (const auto& [name, g] : root["generations"].items()) {
     const std::string at = where + ": generations." + name;
     if (!g.is_object()) throw InvalidInput(at + ": expected an object");
@@ -107,11 +129,7 @@ CalibratedParameters read_calibrated_parameters(const std::filesystem::path& pat
     e.release_year = positive(g, "release_year", at);
     e.records = static_cast<std::size_t>(positive(g, "records", at));
     e.time_log_sigma = positive(g, "time_log_sigma", at);
-    if (g.contains("devices") && g["devices"].is_array()) {
-      for (const json& d : g["devices"]) {
-        if (d.is_string()) e.devices.push_back(d.get<std::string>());
-      }
-    }
+    e.devices = device_ids(g);
     p.generations[name] = e;
   }
   return p;
@@ -121,8 +139,8 @@ std::string calibrated_parameters_json(const CalibratedParameters& p) {
   ordered_json j;
   j["schema_version"] = 1;
   j["description"] =
-      "Parameters of nnergy's analytical time model fitted by `nnergy calibrate` on published "
-      "whole-network times; see data/calibration/README.md";
+      "Parameters of nnergy's analytical time and power model fitted by `nnergy calibrate` on "
+      "published whole-network times and average powers; see data/calibration/README.md";
   j["corpus"] = p.corpus;
   j["records"] = p.records;
   j["kernel_overhead_s"] = p.kernel_overhead_s;
@@ -134,6 +152,12 @@ std::string calibrated_parameters_json(const CalibratedParameters& p) {
   for (const auto& [source, value] : p.host_launch_by_source)
     j["host_launch_by_source"][source] = value;
   j["transferred_time_log_sigma"] = p.transferred_time_log_sigma;
+  if (p.power) {
+    j["power"] = {{"operand_share", p.power->operand_share},
+                  {"records", p.power->records},
+                  {"devices", p.power->devices},
+                  {"power_log_sigma", p.power->power_log_sigma}};
+  }
   j["generations"] = ordered_json::object();
   for (const auto& [name, g] : p.generations) {
     ordered_json e;
@@ -154,6 +178,16 @@ bool apply_calibration(const CalibratedParameters& p, DeviceSpec& device) {
   const auto* own = nearest(p, device, [](const GenerationEfficiency&) { return true; });
   if (own == nullptr) return false;
   const auto& [name, g] = *own;
+  if (p.power) {
+    PowerActivity& a = device.power_activity;
+    a.operand_share = p.power->operand_share;
+    a.power_log_sigma = p.power->power_log_sigma;
+    a.provenance = fmt::format(
+        "operand power κ = {:.2f} of the memory power, fitted on {} published average powers ({}); "
+        "average power ±{:.0f} % (1σ, leave-one-network-out)",
+        p.power->operand_share, p.power->records, join_with_commas(p.power->devices),
+        100 * relative_spread(p.power->power_log_sigma));
+  }
   Efficiency& e = device.efficiency;
   e.compute = g.compute;
   e.memory = g.memory;
@@ -174,6 +208,9 @@ bool apply_calibration(const CalibratedParameters& p, DeviceSpec& device) {
         tensor_note = fmt::format("; tensor-core efficiency from {}", t->first);
     }
   }
+  // The calibrated efficiencies replace the catalog's estimated ones.
+  std::erase_if(device.estimated_fields,
+                [](const std::string& f) { return f.starts_with("efficiency"); });
   CalibrationInfo& info = device.calibration;
   info.from_generation = name;
   info.transferred = name != device.generation();

@@ -28,6 +28,15 @@ struct GenerationEfficiency {
   double time_log_sigma = 0;
 };
 
+/// The power model's fitted operand share and what it was fitted on.
+struct PowerFit {
+  double operand_share = 0;          ///< κ of PowerActivity, ≥ 0
+  std::size_t records = 0;           ///< average powers fitted on
+  std::vector<std::string> devices;  ///< catalog ids of their GPUs
+  /// 1σ of ln(measured/predicted) of average power, leave-one-network-out; 0 = unknown.
+  double power_log_sigma = 0;
+};
+
 /// Everything `nnergy calibrate` fitted.
 struct CalibratedParameters {
   std::string corpus;       ///< the measurements' file, as given to calibrate
@@ -43,6 +52,9 @@ struct CalibratedParameters {
   /// 1σ of ln(measured/predicted) for a device whose generation was not measured: leave-one-
   /// GPU-out residuals of the GPUs that were alone in their generation; 0 = unknown.
   double transferred_time_log_sigma = 0;
+  /// The power model's operand share κ (PowerActivity), fitted on published average powers;
+  /// absent when the corpus had none. Applied to every NVIDIA device.
+  std::optional<PowerFit> power;
 };
 
 /// Reads a file written by calibrated_parameters_json. Throws InvalidInput naming the file and

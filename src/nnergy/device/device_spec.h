@@ -55,6 +55,20 @@ struct Efficiency {
   double reduction_half = 0;         ///< K½, multiply-accumulates per output; 0: no effect
 };
 
+/// Power real kernels draw beyond the archline's flop and DRAM terms. The archline's ε_flop comes
+/// from microbenchmarks whose operands stay in registers; a convolution or GEMM also moves its
+/// operands through shared memory, L1 and L2 while its arithmetic units are busy.
+struct PowerActivity {
+  /// κ: while a kernel's arithmetic units are busy (its compute time), the board draws κ·π_mem
+  /// more, π_mem = ε_mem × peak bandwidth (the memory power at full DRAM bandwidth), scaled
+  /// with V² and the clock like the flop power; 0: the archline alone.
+  double operand_share = 0;
+  /// "fitted on N published average powers (…)"; empty: not calibrated (κ = 0).
+  std::string provenance;
+  /// 1σ of ln(measured/predicted) of average power, out of sample; 0: unknown.
+  double power_log_sigma = 0;
+};
+
 /// A 1σ spread of ln(measured/predicted) as a relative ±: e^σ − 1 (0.25 for ±25 %).
 double relative_spread(double log_sigma);
 
@@ -94,6 +108,7 @@ struct DeviceSpec {
   Efficiency efficiency;
   bool efficiency_given = false;  ///< the catalog file set "efficiency" (calibration keeps it)
   CalibrationInfo calibration;
+  PowerActivity power_activity;                      ///< set by the calibration (apply_calibration)
   std::map<Precision, ArchlineParameters> archline;  ///< as given in the catalog file
   std::vector<std::string> estimated_fields;         ///< fields that are estimates
   std::string sources;

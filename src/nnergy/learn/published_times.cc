@@ -82,89 +82,158 @@ std::optional<NetworkMapping> network_of(const nlohmann::json& networks,
   return m;
 }
 
+// The mapping files, read once.
+struct Mappings {
+  nlohmann::json gpus;
+  nlohmann::json networks;
+  nlohmann::json assumed_batches;
+  nlohmann::json layer_ops;  // whole file: "records" and "unmapped"
+};
+
+Mappings read_mappings(const std::filesystem::path& data_dir) {
+  const std::filesystem::path dir = data_dir / "calibration";
+  Mappings m;
+  m.gpus = read_mapping(dir / "gpus.json").at("gpus");
+  m.networks = read_mapping(dir / "networks.json").at("networks");
+  m.assumed_batches = read_mapping(dir / "assumed_batches.json").at("batches");
+  m.layer_ops = read_mapping(dir / "layer_ops.json");
+  return m;
+}
+
+// The run `r` measured, everything but the measured value: grade, batch (stated, or assumed in
+// assumed_batches.json), framework, mode, GPU, precision and network. `part` is the quantity's
+// (a training_forward/backward mode overrides it). Empty with `why` when `r` cannot be predicted.
+std::optional<network::NetworkTimeMeasurement> run_of(const dataset::PublishedMeasurement& r,
+                                                      network::TimedPart part, const Mappings& maps,
+                                                      const std::filesystem::path& data_dir,
+                                                      const std::vector<std::string>& grades,
+                                                      std::string* why,
+                                                      std::optional<std::string>* assumption) {
+  auto skip = [&](const std::string& reason) {
+    *why = reason;
+    return std::nullopt;
+  };
+  network::NetworkTimeMeasurement m;
+  m.part = part;
+  if (std::find(grades.begin(), grades.end(), r.grade) == grades.end()) {
+    return skip("grade " + r.grade + " not selected");
+  }
+  std::optional<std::int64_t> batch = r.batch;
+  if (!batch && maps.assumed_batches.contains(r.id)) {
+    const nlohmann::json& a = maps.assumed_batches.at(r.id);
+    if (!a.contains("batch") || !a.at("batch").is_number_integer() ||
+        a.at("batch").get<std::int64_t>() < 1) {
+      throw InvalidInput("data/calibration/assumed_batches.json: batches." + r.id +
+                         ".batch: expected a positive integer");
+    }
+    batch = a.at("batch").get<std::int64_t>();
+    *assumption = fmt::format("batch {} assumed: {}", *batch, a.value("why", std::string()));
+  }
+  if (!batch) return skip("batch not stated");
+  if (r.framework.find("no cuDNN") != std::string::npos) {
+    // Torch7's own convolutions are 2–3× slower than cuDNN's on the same GPU: a different
+    // kernel library from the cuDNN/cuBLAS kernels every framework nnergy predicts uses.
+    return skip("framework '" + r.framework + "' runs convolutions without cuDNN (not modelled)");
+  }
+  if (r.mode == "inference") {
+    m.mode = predict::Mode::kInference;
+  } else if (r.mode == "training (fwd+bwd, no optimizer)" || r.mode == "training_forward" ||
+             r.mode == "training_backward") {
+    m.mode = predict::Mode::kTraining;
+  } else if (r.mode == "training") {
+    m.mode = predict::Mode::kTraining;
+    m.optimizer_step = true;
+  } else {
+    return skip("mode '" + r.mode + "' is not one training or inference iteration");
+  }
+  if (r.mode == "training_forward") m.part = network::TimedPart::kForward;
+  if (r.mode == "training_backward") m.part = network::TimedPart::kBackward;
+  if (!maps.gpus.contains(r.gpu) || maps.gpus.at(r.gpu).is_null()) {
+    return skip("GPU '" + r.gpu + "' is not in the device catalog");
+  }
+  m.device_id = maps.gpus.at(r.gpu).get<std::string>();
+  const auto precision = precision_of(r.precision.value_or(""));
+  if (!precision) return skip("precision '" + r.precision.value_or("") + "' not understood");
+  m.precision = *precision;
+  std::optional<NetworkMapping> mapping;
+  if (r.layer) {
+    // A per-operator record: the nodes that compute it, from layer_ops.json.
+    const nlohmann::json& ops = maps.layer_ops.at("records");
+    if (!ops.contains(r.id)) {
+      const nlohmann::json& unmapped = maps.layer_ops.at("unmapped");
+      return skip(unmapped.contains(r.id)
+                      ? "operator not in the architecture: " + unmapped.at(r.id).get<std::string>()
+                      : std::string("operator not in data/calibration/layer_ops.json"));
+    }
+    const nlohmann::json& op = ops.at(r.id);
+    mapping = NetworkMapping{data_dir / op.at("file").get<std::string>(),
+                             op.at("dims").get<std::map<std::string, std::int64_t>>()};
+    m.nodes = op.at("nodes").get<std::vector<std::string>>();
+  } else {
+    mapping = network_of(maps.networks, data_dir, r, why);
+    if (!mapping) return std::nullopt;
+  }
+  if (!r.value_si || !(*r.value_si > 0)) return skip("no positive SI value");
+  m.id = r.id;
+  m.source = r.source;
+  m.grade = r.grade;
+  m.network = r.network;
+  m.model = mapping->model;
+  m.bindings.batch = *batch;
+  m.bindings.named = mapping->dims;
+  return m;
+}
+
 }  // namespace
 
 PublishedTimes published_times(const std::vector<dataset::PublishedMeasurement>& records,
                                const std::filesystem::path& data_dir,
                                const std::vector<std::string>& grades) {
-  const nlohmann::json gpus = read_mapping(data_dir / "calibration" / "gpus.json").at("gpus");
-  const nlohmann::json networks =
-      read_mapping(data_dir / "calibration" / "networks.json").at("networks");
+  const Mappings maps = read_mappings(data_dir);
   PublishedTimes out;
   for (const dataset::PublishedMeasurement& r : records) {
-    auto skip = [&](const std::string& why) { out.skipped.emplace_back(r.id, why); };
-    network::NetworkTimeMeasurement m;
     const std::string& q = r.quantity;
-    if (q == "time_per_iteration" || q == "latency_avg_per_batch") {
-      m.part = network::TimedPart::kIteration;
-    } else if (q == "forward_time_per_iteration") {
-      m.part = network::TimedPart::kForward;
+    network::TimedPart part = network::TimedPart::kIteration;
+    if (q == "forward_time_per_iteration") {
+      part = network::TimedPart::kForward;
     } else if (q == "backward_time_per_iteration") {
-      m.part = network::TimedPart::kBackward;
-    } else if (q == "throughput") {
-      m.part = network::TimedPart::kIteration;
-    } else {
-      skip("quantity '" + q + "' is not a whole-network time");
+      part = network::TimedPart::kBackward;
+    } else if (q != "time_per_iteration" && q != "latency_avg_per_batch" && q != "throughput" &&
+               q != "layer_forward_time") {
+      out.skipped.emplace_back(r.id, "quantity '" + q + "' is not a whole-network time");
       continue;
     }
-    if (std::find(grades.begin(), grades.end(), r.grade) == grades.end()) {
-      skip("grade " + r.grade + " not selected");
-      continue;
-    }
-    if (!r.batch) {
-      skip("batch not stated");
-      continue;
-    }
-    if (r.framework.find("no cuDNN") != std::string::npos) {
-      // Torch7's own convolutions are 2–3× slower than cuDNN's on the same GPU: a different
-      // kernel library from the cuDNN/cuBLAS kernels every framework nnergy predicts uses.
-      skip("framework '" + r.framework + "' runs convolutions without cuDNN (not modelled)");
-      continue;
-    }
-    if (r.mode == "inference") {
-      m.mode = predict::Mode::kInference;
-    } else if (r.mode == "training (fwd+bwd, no optimizer)" || r.mode == "training_forward" ||
-               r.mode == "training_backward") {
-      m.mode = predict::Mode::kTraining;
-    } else if (r.mode == "training") {
-      m.mode = predict::Mode::kTraining;
-      m.optimizer_step = true;
-    } else {
-      skip("mode '" + r.mode + "' is not one training or inference iteration");
-      continue;
-    }
-    if (r.mode == "training_forward") m.part = network::TimedPart::kForward;
-    if (r.mode == "training_backward") m.part = network::TimedPart::kBackward;
-    if (!gpus.contains(r.gpu) || gpus.at(r.gpu).is_null()) {
-      skip("GPU '" + r.gpu + "' is not in the device catalog");
-      continue;
-    }
-    m.device_id = gpus.at(r.gpu).get<std::string>();
-    const auto precision = precision_of(r.precision.value_or(""));
-    if (!precision) {
-      skip("precision '" + r.precision.value_or("") + "' not understood");
-      continue;
-    }
-    m.precision = *precision;
     std::string why;
-    const auto mapping = network_of(networks, data_dir, r, &why);
-    if (!mapping) {
-      skip(why);
+    std::optional<std::string> assumption;
+    auto m = run_of(r, part, maps, data_dir, grades, &why, &assumption);
+    if (!m) {
+      out.skipped.emplace_back(r.id, why);
       continue;
     }
-    if (!r.value_si || !(*r.value_si > 0)) {
-      skip("no positive SI value");
+    const auto batch = static_cast<double>(*m->bindings.batch);
+    m->measured_s = q == "throughput" ? batch / *r.value_si : *r.value_si;
+    if (assumption) out.assumptions.emplace_back(r.id, *assumption);
+    out.measurements.push_back(std::move(*m));
+  }
+  return out;
+}
+
+PublishedPowers published_powers(const std::vector<dataset::PublishedMeasurement>& records,
+                                 const std::filesystem::path& data_dir,
+                                 const std::vector<std::string>& grades) {
+  const Mappings maps = read_mappings(data_dir);
+  PublishedPowers out;
+  for (const dataset::PublishedMeasurement& r : records) {
+    if (r.quantity != "avg_power") continue;
+    std::string why;
+    std::optional<std::string> assumption;
+    auto m = run_of(r, network::TimedPart::kIteration, maps, data_dir, grades, &why, &assumption);
+    if (!m) {
+      out.skipped.emplace_back(r.id, why);
       continue;
     }
-    m.measured_s = q == "throughput" ? static_cast<double>(*r.batch) / *r.value_si : *r.value_si;
-    m.id = r.id;
-    m.source = r.source;
-    m.grade = r.grade;
-    m.network = r.network;
-    m.model = mapping->model;
-    m.bindings.batch = *r.batch;
-    m.bindings.named = mapping->dims;
-    out.measurements.push_back(std::move(m));
+    if (assumption) out.assumptions.emplace_back(r.id, *assumption);
+    out.measurements.push_back({std::move(*m), *r.value_si});
   }
   return out;
 }

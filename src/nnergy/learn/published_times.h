@@ -19,6 +19,9 @@ namespace nnergy::learn {
 struct PublishedTimes {
   std::vector<network::NetworkTimeMeasurement> measurements;
   std::vector<std::pair<std::string, std::string>> skipped;  ///< record id, reason
+  /// Measurements whose batch the record does not state: record id, the batch assumed and why
+  /// (data/calibration/assumed_batches.json).
+  std::vector<std::pair<std::string, std::string>> assumptions;
 };
 
 /// Turns the whole-network time records (time per iteration, forward or backward time per
@@ -28,9 +31,33 @@ struct PublishedTimes {
 /// "training_forward"/"training_backward" (parts of a training iteration); "training" (with the
 /// optimizer step). A record of a framework without cuDNN, a record without a batch, with another
 /// quantity or mode, a GPU or network the mapping files lack, or a grade not asked for is skipped
-/// with the reason. Throws InvalidInput naming the mapping file when one is missing or malformed.
+/// with the reason. A record without a batch takes the one data/calibration/assumed_batches.json
+/// gives for its id (named in `assumptions`), else is skipped. A per-operator time
+/// ("layer_forward_time") becomes a measurement of the nodes data/calibration/layer_ops.json
+/// maps it to (NetworkTimeMeasurement::nodes), or is skipped with the reason that file gives.
+/// Throws InvalidInput naming the mapping file when one is missing or malformed.
 PublishedTimes published_times(const std::vector<dataset::PublishedMeasurement>& records,
                                const std::filesystem::path& data_dir,
                                const std::vector<std::string>& grades);
+
+/// A published average power over whole iterations, with the run it was measured on
+/// (run.measured_s is 0: the power record carries no time).
+struct PowerMeasurement {
+  network::NetworkTimeMeasurement run;
+  double measured_w = 0;  ///< average board power, W
+};
+
+/// The average-power records that became measurements, and every other one with the reason.
+struct PublishedPowers {
+  std::vector<PowerMeasurement> measurements;
+  std::vector<std::pair<std::string, std::string>> skipped;      ///< record id, reason
+  std::vector<std::pair<std::string, std::string>> assumptions;  ///< as in PublishedTimes
+};
+
+/// Turns the "avg_power" records into measurements, with the same mapping and rules as
+/// published_times.
+PublishedPowers published_powers(const std::vector<dataset::PublishedMeasurement>& records,
+                                 const std::filesystem::path& data_dir,
+                                 const std::vector<std::string>& grades);
 
 }  // namespace nnergy::learn

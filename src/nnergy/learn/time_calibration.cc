@@ -8,7 +8,12 @@
 #include <cmath>
 #include <map>
 #include <thread>
+// GCC reports LevenbergMarquardt::iterations() as maybe reading an uninitialized m_iter
+// depending on how it inlines minimize(), which always sets it: silenced for this header only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <unsupported/Eigen/LevenbergMarquardt>
+#pragma GCC diagnostic pop
 
 #include "nnergy/core/error.h"
 #include "nnergy/predict/analytical_predictor.h"
@@ -117,7 +122,8 @@ class Problem {
       if (per_generation[r.generation] < options.min_generation_records) continue;
       if (r.tensor && tensor_per_generation[r.generation] < options.min_tensor_records) continue;
       rows_.push_back(r);
-      ++records_per_source[r.source];
+      // Ops timed one by one have no host in their time: they say nothing of its launch cost.
+      if (prepared.measurements[r.index].nodes.empty()) ++records_per_source[r.source];
     }
     if (rows_.empty()) {
       throw InvalidInput(
@@ -152,7 +158,8 @@ class Problem {
       const Row& r = rows_[k];
       generation_rows[r.generation].push_back(k);
       if (r.tensor) tensor_rows[r.generation].push_back(k);
-      if (records_per_source[r.source] >= options.min_host_records)
+      if (records_per_source[r.source] >= options.min_host_records &&
+          prepared.measurements[r.index].nodes.empty())
         host_rows[r.source].push_back(k);
     }
     for (const auto& [g, rows] : generation_rows) {
@@ -167,7 +174,7 @@ class Problem {
     for (const auto& [s, rows] : host_rows)
       parameters_.push_back({Kind::kHost, s, std::log(20e-6), 2, rows});
     for (const auto& [s, n] : records_per_source) {
-      if (n < options.min_host_records) {
+      if (n > 0 && n < options.min_host_records) {
         notes.push_back(fmt::format(
             "{}: {} measurements (fewer than {}): host launch time not fitted, predicted with "
             "the default",

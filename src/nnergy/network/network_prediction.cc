@@ -215,6 +215,10 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
   time_variance += std::pow(shared * totals.time_s, 2);
   energy_variance += std::pow(shared * totals.energy_j, 2);
   edp_variance += std::pow(2 * shared * totals.edp_j_s, 2);
+  // A network-level power error moves E and EDP, not T.
+  const double power = predictor.network_relative_power_std();
+  energy_variance += std::pow(power * totals.energy_j, 2);
+  edp_variance += std::pow(power * totals.edp_j_s, 2);
   totals.time_std_s = std::sqrt(time_variance);
   totals.energy_std_j = std::sqrt(energy_variance);
   totals.edp_std_j_s = std::sqrt(edp_variance);

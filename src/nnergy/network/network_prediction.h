@@ -67,7 +67,8 @@ struct LayerPrediction {
 /// energy error follows its time error). Ops whose predictor gives no uncertainty (the
 /// analytical model, the optimizer step) add nothing. A predictor's network-level error
 /// (OpPredictor::network_relative_time_std, r) adds (r·T)² to σ_T², (r·E)² to σ_E² and
-/// (2r·EDP)² to σ_EDP².
+/// (2r·EDP)² to σ_EDP²; its network-level power error (network_relative_power_std, q) adds
+/// (q·E)² to σ_E² and (q·EDP)² to σ_EDP².
 struct NetworkTotals {
   double time_s = 0;           ///< T = Σ count·t, or the host/GPU critical path when it is longer
   double gpu_time_s = 0;       ///< Σ count·t: the time the GPU is busy

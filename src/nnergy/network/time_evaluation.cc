@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <set>
 
 #include "nnergy/core/error.h"
 #include "nnergy/network/network_prediction.h"
@@ -58,11 +59,22 @@ TimedNetwork::TimedNetwork(const CostedNetwork& costed, const NetworkTimeMeasure
     : part_(m.part), precision_(m.precision) {
   const graph::Network& network = costed.network();
   const bool training = m.mode == predict::Mode::kTraining;
+  std::set<std::string> measured(m.nodes.begin(), m.nodes.end());
+  nodes_only_ = !measured.empty();
+  for (const graph::Node& node : network.nodes()) measured.erase(node.name);
+  if (!measured.empty()) {
+    throw InvalidInput(fmt::format("{}: no node named '{}' (the measured ops)", m.model.string(),
+                                   *measured.begin()));
+  }
   // Unique operation → index of its forward and backward pass in passes_.
   std::vector<std::optional<std::pair<std::size_t, std::size_t>>> index(costed.unique_count());
   for (std::size_t n = 0; n < network.nodes().size(); ++n) {
     const graph::OpCost& cost = costed.costs()[n];
     if (cost.op_class == graph::OpClass::kShape) continue;
+    if (nodes_only_ &&
+        std::find(m.nodes.begin(), m.nodes.end(), network.nodes()[n].name) == m.nodes.end()) {
+      continue;
+    }
     auto& slot = index[costed.unique_of_node()[n]];
     if (!slot) {
       slot = std::make_pair(passes_.size(), passes_.size() + 1);
@@ -101,7 +113,7 @@ double TimedNetwork::predict_s(const predict::AnalyticalPredictor& analytical,
     for (std::size_t r : backward_runs_) add(r);
   }
   if (part_ == TimedPart::kIteration && optimizer_run_) add(*optimizer_run_);
-  return critical_path_s(runs, host_launch_s);
+  return critical_path_s(runs, nodes_only_ ? 0.0 : host_launch_s);
 }
 
 PreparedTimes prepare_times(const std::vector<NetworkTimeMeasurement>& measurements,

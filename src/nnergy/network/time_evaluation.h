@@ -42,6 +42,9 @@ struct NetworkTimeMeasurement {
   bool optimizer_step = false;  ///< training: whether the measured time includes the step
   device::Precision precision = device::Precision::kFp32;
   double measured_s = 0;  ///< measured time of the part, s
+  /// Only these nodes (ONNX node names) were timed, each on its own (GPU time, no host launch
+  /// path: e.g. CUDA events around each op); empty: the whole network.
+  std::vector<std::string> nodes;
 };
 
 /// A measurement with nnergy's prediction of it.
@@ -67,7 +70,8 @@ class TimedNetwork {
   /// Predicted time of the measured part (the forward, the backward or the whole iteration, with
   /// the optimizer step when the measurement includes it) on `analytical`'s device at its boost
   /// clock, s: the critical path of the host issuing the part's kernels `host_launch_s` apart
-  /// and the GPU running them.
+  /// and the GPU running them; for a measurement of single nodes, their GPU times summed.
+  /// The constructor throws InvalidInput naming a measured node the network lacks.
   double predict_s(const predict::AnalyticalPredictor& analytical, double host_launch_s) const;
 
  private:
@@ -83,6 +87,7 @@ class TimedNetwork {
   std::vector<std::size_t> backward_runs_;
   std::optional<std::size_t> optimizer_run_;
   TimedPart part_ = TimedPart::kIteration;
+  bool nodes_only_ = false;  // single nodes timed without the host
   device::Precision precision_ = device::Precision::kFp32;
 };
 

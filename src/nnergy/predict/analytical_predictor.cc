@@ -34,14 +34,22 @@ std::string AnalyticalPredictor::description() const {
           ? "not calibrated on measurements (the catalog's estimated efficiencies)"
           : fmt::format("{}; whole-network times ±{:.0f} % (1σ, leave-one-GPU-out)",
                         device_.calibration.provenance, network_relative_time_std() * 100);
+  const device::PowerActivity& a = device_.power_activity;
+  const std::string power = a.provenance.empty()
+                                ? std::string()
+                                : " + kappa*pi_mem while computing; power: " + a.provenance;
   return fmt::format(
       "analytical roofline (compute {:.0f} %{}, memory {:.0f} % of datasheet peaks, {:.1f} us per "
-      "kernel) + archline energy E = W*eps_flop + Q*eps_mem + T*pi0 (seed 003 Eq. 5); {}",
-      e.compute * 100, tensor, e.memory * 100, e.kernel_overhead_s * 1e6, calibration);
+      "kernel) + archline energy E = W*eps_flop + Q*eps_mem + T*pi0 (seed 003 Eq. 5){}; {}",
+      e.compute * 100, tensor, e.memory * 100, e.kernel_overhead_s * 1e6, power, calibration);
 }
 
 double AnalyticalPredictor::network_relative_time_std() const {
   return device_.calibration.relative_time_std();
+}
+
+double AnalyticalPredictor::network_relative_power_std() const {
+  return device::relative_spread(device_.power_activity.power_log_sigma);
 }
 
 double AnalyticalPredictor::compute_rate(const graph::PassCost& cost, graph::OpClass op_class,
@@ -91,8 +99,12 @@ OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph:
   const double v = device_.relative_voltage(point.clock_mhz);
   const double static_w = std::min(device_.idle_w, archline.pi0_w);
   const double baseline_w = static_w + (archline.pi0_w - static_w) * v * v * clock_ratio;
+  // Operands moving through shared memory and caches while the units are busy (PowerActivity).
+  const double operand_w = device_.power_activity.operand_share * archline.eps_mem_j_per_byte *
+                           device_.memory_bandwidth_byte_per_s * v * v * clock_ratio;
   double energy_j = active_flops * archline.eps_flop_j * v * v +
-                    cost.bytes * archline.eps_mem_j_per_byte + time_s * baseline_w;
+                    cost.bytes * archline.eps_mem_j_per_byte + compute_s * operand_w +
+                    time_s * baseline_w;
 
   estimate.compute_bound = compute_s >= memory_s;
   if (time_s > 0) {

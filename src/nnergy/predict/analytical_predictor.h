@@ -36,6 +36,8 @@ class AnalyticalPredictor : public OpPredictor {
   OpEstimate predict(const OpQuery& query) const override;
   /// e^σ − 1 of the device's calibration (device::CalibrationInfo::time_log_sigma).
   double network_relative_time_std() const override;
+  /// e^σ − 1 of the device's power calibration (device::PowerActivity::power_log_sigma).
+  double network_relative_power_std() const override;
 
   /// One pass of `op_class` work at `point` (also used for the optimizer step);
   /// `reduction_length` is graph::OpCost::reduction_length (0: unknown).

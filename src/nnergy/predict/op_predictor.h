@@ -62,6 +62,9 @@ class OpPredictor {
   /// Relative 1σ of whole-network time shared by every op (a calibration's network-level
   /// error, e.g. 0.25 for ±25 %), added to the propagated per-op uncertainties; 0: none.
   virtual double network_relative_time_std() const { return 0; }
+  /// Relative 1σ of whole-network average power shared by every op (independent of the time
+  /// error), added to the energy's and EDP's uncertainty; 0: none.
+  virtual double network_relative_power_std() const { return 0; }
 };
 
 }  // namespace nnergy::predict

@@ -38,6 +38,24 @@ std::string mode_text(const network::PredictionSettings& settings) {
                            graph::to_string(settings.optimizer));
 }
 
+std::string power_limit_text(const network::PowerLimitedClock& l) {
+  if (!l.binding) {
+    return fmt::format(
+        "power limit {:g} W: not reached (predicted {:.0f} W at the boost clock {:g} MHz)",
+        l.limit_w, l.unlimited_power_w, l.boost_clock_mhz);
+  }
+  if (!l.met) {
+    return fmt::format(
+        "power limit {:g} W: predicted above it even at the lowest clock {:g} MHz (the GPU "
+        "would throttle further than its clock table; the figures are at {:g} MHz)",
+        l.limit_w, l.clock_mhz, l.clock_mhz);
+  }
+  return fmt::format(
+      "power limit {:g} W: core clock {:g} MHz, found by the model as the highest clock whose "
+      "predicted average power stays within the limit ({:.0f} W at the boost clock {:g} MHz)",
+      l.limit_w, l.clock_mhz, l.unlimited_power_w, l.boost_clock_mhz);
+}
+
 std::string clock_text(const device::DeviceSpec& device, double clock_mhz) {
   std::string which;
   if (clock_mhz == device.clock.boost_mhz) which = " (boost)";
@@ -405,6 +423,7 @@ std::string render_text(const PredictionReport& report, const TextOptions& optio
   out += fmt::format("  device {} ({}), core clock {}, TDP {:g} W, idle {:g} W\n", device.name,
                      device.id, clock_text(device, p.settings.point.clock_mhz), device.tdp_w,
                      device.idle_w);
+  if (report.power_limit) out += "  " + power_limit_text(*report.power_limit) + "\n";
   out += fmt::format("  predictor: {}\n", p.predictor_name);
   if (report.sources) {
     out += fmt::format("    time: {}\n    power: {}\n    energy: time × power\n",
@@ -503,6 +522,15 @@ nlohmann::ordered_json to_json(const PredictionReport& report) {
                         {"edp_optimal_clock_mhz", pts[report.sweep->edp_optimal].clock_mhz},
                         {"energy_optimum", confidence_json(report.sweep->energy_confidence, pts)},
                         {"edp_optimum", confidence_json(report.sweep->edp_confidence, pts)}};
+  }
+  if (report.power_limit) {
+    const network::PowerLimitedClock& l = *report.power_limit;
+    j["power_limit"] = {{"limit_w", l.limit_w},
+                        {"clock_mhz", l.clock_mhz},
+                        {"boost_clock_mhz", l.boost_clock_mhz},
+                        {"unlimited_power_w", l.unlimited_power_w},
+                        {"binding", l.binding},
+                        {"met", l.met}};
   }
   if (report.energy_precision) {
     j["energy_precision"] = {{"error", report.energy_precision->error},

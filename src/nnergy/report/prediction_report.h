@@ -10,6 +10,7 @@
 #include "nnergy/network/clock_sweep.h"
 #include "nnergy/network/memory_estimate.h"
 #include "nnergy/network/network_prediction.h"
+#include "nnergy/network/power_limit.h"
 #include "nnergy/report/run_context.h"
 
 namespace nnergy::report {
@@ -34,6 +35,8 @@ struct PredictionReport {
   const device::DeviceSpec* device = nullptr;
   network::NetworkPrediction prediction;
   std::optional<network::ClockSweep> sweep;
+  /// Predicted under a power limit: the clock the model found (prediction is at that clock).
+  std::optional<network::PowerLimitedClock> power_limit;
   std::optional<EnergyPrecision> energy_precision;
   /// Absent: every figure comes from prediction.predictor_name. Energy is always time × power;
   /// the optimizer step of a training iteration is always analytical.

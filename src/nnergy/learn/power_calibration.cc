@@ -1,0 +1,138 @@
+#include "nnergy/learn/power_calibration.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <set>
+
+#include "nnergy/core/error.h"
+#include "nnergy/graph/onnx_importer.h"
+#include "nnergy/network/network_prediction.h"
+#include "nnergy/predict/analytical_predictor.h"
+
+namespace nnergy::learn {
+
+namespace {
+
+// One measurement's network, ready to predict at any κ.
+struct PowerRun {
+  PowerMeasurement measurement;
+  std::unique_ptr<graph::Network> network;
+  std::unique_ptr<network::CostedNetwork> costed;  // refers to *network
+  device::DeviceSpec device;
+};
+
+// Predicted (time s, average power W) of `run` with operand share `kappa`.
+std::pair<double, double> predict_power(const PowerRun& run, double kappa, double host_launch_s) {
+  device::DeviceSpec device = run.device;
+  device.power_activity.operand_share = kappa;
+  const predict::AnalyticalPredictor analytical(device);
+  network::PredictionSettings settings;
+  settings.mode = run.measurement.run.mode;
+  settings.point = {run.measurement.run.precision, device.clock.boost_mhz};
+  settings.batch = run.measurement.run.bindings.batch.value_or(1);
+  settings.host_launch_s = host_launch_s;
+  const network::NetworkTotals t =
+      network::predict_network(*run.costed, analytical, analytical, settings).totals;
+  return {t.time_s, t.power_w};
+}
+
+// Largest κ searched: the operand power would then exceed the memory power at full bandwidth
+// three times over, far beyond what a kernel moves through its caches.
+constexpr double kMaxKappa = 3;
+
+// κ in [0, kMaxKappa] minimising Σ (P_i(κ)/P_meas,i − 1)² over `use`. Each P_i rises with κ
+// until the op powers reach the TDP cap, so the sum is searched by golden section rather than
+// solved as if it were linear.
+double fit_kappa(const std::vector<PowerRun>& runs, const std::vector<std::size_t>& use,
+                 double host_launch_s) {
+  if (use.empty()) return 0;
+  auto cost = [&](double kappa) {
+    double sum = 0;
+    for (std::size_t i : use) {
+      const double r =
+          predict_power(runs[i], kappa, host_launch_s).second / runs[i].measurement.measured_w;
+      sum += (r - 1) * (r - 1);
+    }
+    return sum;
+  };
+  const double golden = (std::sqrt(5.0) - 1) / 2;
+  double lo = 0;
+  double hi = kMaxKappa;
+  double a = hi - golden * (hi - lo);
+  double b = lo + golden * (hi - lo);
+  double fa = cost(a);
+  double fb = cost(b);
+  while (hi - lo > 1e-9) {
+    if (fa <= fb) {
+      hi = b;
+      b = a;
+      fb = fa;
+      a = hi - golden * (hi - lo);
+      fa = cost(a);
+    } else {
+      lo = a;
+      a = b;
+      fa = fb;
+      b = lo + golden * (hi - lo);
+      fb = cost(b);
+    }
+  }
+  const double kappa = (lo + hi) / 2;
+  return cost(0) <= cost(kappa) ? 0.0 : kappa;
+}
+
+double log_sigma(const std::vector<EvaluatedPower>& evaluated) {
+  if (evaluated.empty()) return 0;
+  double sum = 0;
+  for (const EvaluatedPower& e : evaluated) sum += std::pow(std::log(e.ratio()), 2);
+  return std::sqrt(sum / static_cast<double>(evaluated.size()));
+}
+
+}  // namespace
+
+PowerCalibration calibrate_power(const std::vector<PowerMeasurement>& measurements,
+                                 const device::DeviceCatalog& catalog, double host_launch_s) {
+  PowerCalibration result;
+  std::vector<PowerRun> runs;
+  for (const PowerMeasurement& m : measurements) {
+    try {
+      if (!(m.measured_w > 0)) throw InvalidInput("the measured power is not positive");
+      auto network =
+          std::make_unique<graph::Network>(graph::import_onnx(m.run.model, m.run.bindings));
+      network->cast_floating_tensors(predict::storage_type(m.run.precision));
+      auto costed = std::make_unique<network::CostedNetwork>(*network);
+      runs.push_back({m, std::move(network), std::move(costed), catalog.find(m.run.device_id)});
+    } catch (const InvalidInput& e) {
+      result.failures.emplace_back(m.run.id, e.what());
+    }
+  }
+  if (runs.empty()) return result;
+  const std::size_t n = runs.size();
+  std::vector<std::size_t> all(n);
+  for (std::size_t i = 0; i < n; ++i) all[i] = i;
+  auto evaluate = [&](std::size_t i, double kappa) {
+    const auto [time_s, archline_w] = predict_power(runs[i], 0, host_launch_s);
+    return EvaluatedPower{runs[i].measurement, time_s, archline_w,
+                          predict_power(runs[i], kappa, host_launch_s).second};
+  };
+  const double kappa = fit_kappa(runs, all, host_launch_s);
+  std::set<std::string> devices;
+  for (std::size_t i = 0; i < n; ++i) {
+    result.in_sample.push_back(evaluate(i, kappa));
+    devices.insert(runs[i].measurement.run.device_id);
+    // Leave out every measurement of this one's network (none left: κ = 0).
+    std::vector<std::size_t> others;
+    for (std::size_t j = 0; j < n; ++j) {
+      if (runs[j].measurement.run.network != runs[i].measurement.run.network) others.push_back(j);
+    }
+    result.leave_one_network_out.push_back(evaluate(i, fit_kappa(runs, others, host_launch_s)));
+  }
+  result.fit.operand_share = kappa;
+  result.fit.records = n;
+  result.fit.devices.assign(devices.begin(), devices.end());
+  result.fit.power_log_sigma = log_sigma(result.leave_one_network_out);
+  return result;
+}
+
+}  // namespace nnergy::learn
