@@ -123,6 +123,9 @@ nlohmann::ordered_json device_json(const device::DeviceSpec& d) {
                      {"generation", d.generation()},
                      {"provenance", time_model_provenance(d)},
                      {"time_log_sigma", d.calibration.time_log_sigma}};
+  j["power_model"] = {{"operand_share", d.power_activity.operand_share},
+                      {"provenance", d.power_activity.provenance},
+                      {"power_log_sigma", d.power_activity.power_log_sigma}};
   j["estimated_fields"] = d.estimated_fields;
   j["sources"] = d.sources;
   return j;
@@ -145,6 +148,10 @@ std::string device_detail(const device::DeviceSpec& d) {
                           : std::string(),
       d.efficiency.memory * 100, d.efficiency.kernel_overhead_s * 1e6);
   out += "  time model: " + time_model_provenance(d) + "\n";
+  out += "  power model: archline" +
+         (d.power_activity.provenance.empty() ? std::string(" alone (not calibrated)")
+                                              : " + " + d.power_activity.provenance) +
+         "\n";
   report::TextTable table;
   using A = report::TextTable::Align;
   table.add_column("precision", A::kLeft);

@@ -424,6 +424,9 @@ TEST(Devices, AliasShowsTheDevice) {
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_THAT(r.out, HasSubstr("A100"));
   EXPECT_THAT(r.out, HasSubstr("a100-40gb"));
+  // Where the time and power models' parameters come from.
+  EXPECT_THAT(r.out, HasSubstr("time model: calibrated on"));
+  EXPECT_THAT(r.out, HasSubstr("power model: archline + operand power"));
 }
 
 TEST(Devices, JsonListsTheCatalog) {
@@ -433,6 +436,11 @@ TEST(Devices, JsonListsTheCatalog) {
   for (const json& d : j["devices"]) ids.insert(d.value("id", ""));
   EXPECT_EQ(ids.count("a100-40gb"), 1u);
   EXPECT_EQ(ids.count("h100-sxm"), 1u);
+  for (const json& d : j["devices"]) {
+    // Calibrated devices get the power fit too (a user device with its own efficiencies not).
+    if (!d.value("/time_model/calibrated"_json_pointer, false)) continue;
+    EXPECT_GT(d.value("/power_model/operand_share"_json_pointer, 0.0), 0) << d.value("id", "");
+  }
 }
 
 // --- help ------------------------------------------------------------------------------------
