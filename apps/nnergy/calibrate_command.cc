@@ -54,12 +54,6 @@ std::string parameter_table(const device::CalibratedParameters& p) {
 
 std::string signed_percent(double ratio) { return fmt::format("{:+.1f} %", 100 * (ratio - 1)); }
 
-double power_mape(const std::vector<learn::EvaluatedPower>& evaluated) {
-  double sum = 0;
-  for (const auto& e : evaluated) sum += std::abs(e.ratio() - 1);
-  return evaluated.empty() ? 0 : 100 * sum / static_cast<double>(evaluated.size());
-}
-
 std::string power_report(const learn::PowerCalibration& power) {
   std::string out =
       "\nAverage power (published whole-network powers; κ: operand power while computing, "
@@ -81,13 +75,14 @@ std::string power_report(const learn::PowerCalibration& power) {
                fmt::format("{:.0f}", e.predicted_w), signed_percent(e.ratio())});
   }
   out += t.render();
-  std::vector<learn::EvaluatedPower> archline = power.leave_one_network_out;
-  for (auto& e : archline) e.predicted_w = e.archline_w;
+  using learn::EvaluatedPower;
   out += fmt::format(
       "κ = {:.3f} fitted on {} average powers of {}; leave-one-network-out MAPE {:.1f} % (archline "
       "alone {:.1f} %, in-sample {:.1f} %), ±{:.0f} % (1σ)\n",
       power.fit.operand_share, power.fit.records, join_with_commas(power.fit.devices),
-      power_mape(power.leave_one_network_out), power_mape(archline), power_mape(power.in_sample),
+      learn::power_mape_percent(power.leave_one_network_out, &EvaluatedPower::predicted_w),
+      learn::power_mape_percent(power.leave_one_network_out, &EvaluatedPower::archline_w),
+      learn::power_mape_percent(power.in_sample, &EvaluatedPower::predicted_w),
       100 * device::relative_spread(power.fit.power_log_sigma));
   return out;
 }
@@ -96,8 +91,15 @@ nlohmann::ordered_json power_json(const learn::PowerCalibration& power) {
   nlohmann::ordered_json j;
   j["operand_share"] = power.fit.operand_share;
   j["records"] = power.fit.records;
-  j["leave_one_network_out_mape_percent"] = power_mape(power.leave_one_network_out);
-  j["in_sample_mape_percent"] = power_mape(power.in_sample);
+  using learn::EvaluatedPower;
+  const bool fitted = power.fit.records > 0;
+  j["leave_one_network_out_mape_percent"] =
+      fitted ? nlohmann::ordered_json(learn::power_mape_percent(power.leave_one_network_out,
+                                                                &EvaluatedPower::predicted_w))
+             : nlohmann::ordered_json(nullptr);
+  j["in_sample_mape_percent"] = fitted ? nlohmann::ordered_json(learn::power_mape_percent(
+                                             power.in_sample, &EvaluatedPower::predicted_w))
+                                       : nlohmann::ordered_json(nullptr);
   j["failures"] = nlohmann::ordered_json::array();
   for (const auto& [id, why] : power.failures)
     j["failures"].push_back({{"id", id}, {"reason", why}});
@@ -147,6 +149,9 @@ CommandResult run_calibrate(const CalibrateOptions& o, const std::string& comman
   const learn::PowerCalibration power =
       learn::calibrate_power(powers.measurements, time_calibrated, p.host_launch_s);
   if (power.fit.records > 0) p.power = power.fit;
+  // Records used with a batch their source ran but did not state, times and powers alike.
+  std::vector<std::pair<std::string, std::string>> assumed = times.assumptions;
+  assumed.insert(assumed.end(), powers.assumptions.begin(), powers.assumptions.end());
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
@@ -171,10 +176,8 @@ CommandResult run_calibrate(const CalibrateOptions& o, const std::string& comman
       j["failures"].push_back({{"id", m.id}, {"reason", why}});
     j["notes"] = c.fit.notes;
     j["assumed_batches"] = nlohmann::ordered_json::array();
-    for (const auto* list : {&times.assumptions, &powers.assumptions}) {
-      for (const auto& [id, why] : *list)
-        j["assumed_batches"].push_back({{"id", id}, {"why", why}});
-    }
+    for (const auto& [id, why] : assumed)
+      j["assumed_batches"].push_back({{"id", id}, {"why", why}});
     j["power"] = power_json(power);
     j["parameters"] = nlohmann::ordered_json::parse(device::calibrated_parameters_json(p));
     j["in_sample"] = accuracy_json({in_sample});
@@ -217,9 +220,7 @@ CommandResult run_calibrate(const CalibrateOptions& o, const std::string& comman
   for (const auto& [m, why] : prepared.failures)
     out += fmt::format("  not used: {}: {}\n", m.id, why);
   for (const std::string& note : c.fit.notes) out += "  note: " + note + "\n";
-  for (const auto* list : {&times.assumptions, &powers.assumptions}) {
-    for (const auto& [id, why] : *list) out += fmt::format("  {}: {}\n", id, why);
-  }
+  for (const auto& [id, why] : assumed) out += fmt::format("  {}: {}\n", id, why);
   out +=
       "\nFitted per architecture generation (η: fraction of the datasheet peak large kernels "
       "reach; ±1σ: leave-one-GPU-out spread of whole-network times):\n";

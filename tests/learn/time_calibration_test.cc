@@ -75,13 +75,19 @@ std::vector<std::size_t> everything(const network::PreparedTimes& p) {
   return all;
 }
 
-TEST(TimeCalibration, RecoversTheParametersSyntheticTimesWereMadeWith) {
-  const network::PreparedTimes prepared = synthetic();
+// Thresholds for the small synthetic corpus, whose host launch time is the synthetic source's.
+CalibrationOptions synthetic_options() {
   CalibrationOptions options;
   options.min_generation_records = 5;
   options.min_tensor_records = 5;
   options.min_host_records = 5;
   options.host_launch_source = "synthetic";
+  return options;
+}
+
+TEST(TimeCalibration, RecoversTheParametersSyntheticTimesWereMadeWith) {
+  const network::PreparedTimes prepared = synthetic();
+  CalibrationOptions options = synthetic_options();
   options.prior_weight = 1e-3;  // 36 noise-free times decide every parameter
   const TimeFit fit = fit_times(prepared, everything(prepared), catalog(), "synthetic", options);
   EXPECT_EQ(fit.fitted_records, prepared.measurements.size());
@@ -98,11 +104,7 @@ TEST(TimeCalibration, RecoversTheParametersSyntheticTimesWereMadeWith) {
 
 TEST(TimeCalibration, LeaveOneGpuOutTransfersAGenerationLeftWithoutMeasurements) {
   const network::PreparedTimes prepared = synthetic();
-  CalibrationOptions options;
-  options.min_generation_records = 5;
-  options.min_tensor_records = 5;
-  options.min_host_records = 5;
-  options.host_launch_source = "synthetic";
+  CalibrationOptions options = synthetic_options();
   const auto held_out = cross_validate(
       prepared, catalog(), [](const NetworkTimeMeasurement& m) { return m.device_id; }, options, 2);
   ASSERT_EQ(held_out.size(), prepared.measurements.size());

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/statistics.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/network/network_prediction.h"
 #include "nnergy/predict/analytical_predictor.h"
@@ -82,14 +83,18 @@ double fit_kappa(const std::vector<PowerRun>& runs, const std::vector<std::size_
   return cost(0) <= cost(kappa) ? 0.0 : kappa;
 }
 
-double log_sigma(const std::vector<EvaluatedPower>& evaluated) {
-  if (evaluated.empty()) return 0;
-  double sum = 0;
-  for (const EvaluatedPower& e : evaluated) sum += std::pow(std::log(e.ratio()), 2);
-  return std::sqrt(sum / static_cast<double>(evaluated.size()));
-}
-
 }  // namespace
+
+double power_mape_percent(const std::vector<EvaluatedPower>& evaluated,
+                          double EvaluatedPower::*predicted) {
+  std::vector<double> measured_w;
+  std::vector<double> predicted_w;
+  for (const EvaluatedPower& e : evaluated) {
+    measured_w.push_back(e.measurement.measured_w);
+    predicted_w.push_back(e.*predicted);
+  }
+  return statistics::mape_percent(measured_w, predicted_w);
+}
 
 PowerCalibration calibrate_power(const std::vector<PowerMeasurement>& measurements,
                                  const device::DeviceCatalog& catalog, double host_launch_s) {
@@ -111,9 +116,11 @@ PowerCalibration calibrate_power(const std::vector<PowerMeasurement>& measuremen
   const std::size_t n = runs.size();
   std::vector<std::size_t> all(n);
   for (std::size_t i = 0; i < n; ++i) all[i] = i;
+  // The archline alone (κ = 0), once per run: the baseline every κ is compared with.
+  std::vector<std::pair<double, double>> archline(n);
+  for (std::size_t i = 0; i < n; ++i) archline[i] = predict_power(runs[i], 0, host_launch_s);
   auto evaluate = [&](std::size_t i, double kappa) {
-    const auto [time_s, archline_w] = predict_power(runs[i], 0, host_launch_s);
-    return EvaluatedPower{runs[i].measurement, time_s, archline_w,
+    return EvaluatedPower{runs[i].measurement, archline[i].first, archline[i].second,
                           predict_power(runs[i], kappa, host_launch_s).second};
   };
   const double kappa = fit_kappa(runs, all, host_launch_s);
@@ -131,7 +138,14 @@ PowerCalibration calibrate_power(const std::vector<PowerMeasurement>& measuremen
   result.fit.operand_share = kappa;
   result.fit.records = n;
   result.fit.devices.assign(devices.begin(), devices.end());
-  result.fit.power_log_sigma = log_sigma(result.leave_one_network_out);
+  // 1σ of ln(measured/predicted): the rms error of the logarithms.
+  std::vector<double> log_measured;
+  std::vector<double> log_predicted;
+  for (const EvaluatedPower& e : result.leave_one_network_out) {
+    log_measured.push_back(std::log(e.measurement.measured_w));
+    log_predicted.push_back(std::log(e.predicted_w));
+  }
+  result.fit.power_log_sigma = statistics::rmse(log_measured, log_predicted);
   return result;
 }
 

@@ -39,4 +39,9 @@ struct PowerCalibration {
 PowerCalibration calibrate_power(const std::vector<PowerMeasurement>& measurements,
                                  const device::DeviceCatalog& catalog, double host_launch_s);
 
+/// MAPE in percent of the powers `predicted` (&EvaluatedPower::archline_w or ::predicted_w)
+/// against the measured ones. Throws InvalidInput for an empty list.
+double power_mape_percent(const std::vector<EvaluatedPower>& evaluated,
+                          double EvaluatedPower::*predicted);
+
 }  // namespace nnergy::learn

@@ -84,6 +84,7 @@ std::optional<NetworkMapping> network_of(const nlohmann::json& networks,
 
 // The mapping files, read once.
 struct Mappings {
+  std::filesystem::path dir;  // data/calibration, for messages
   nlohmann::json gpus;
   nlohmann::json networks;
   nlohmann::json assumed_batches;
@@ -93,6 +94,7 @@ struct Mappings {
 Mappings read_mappings(const std::filesystem::path& data_dir) {
   const std::filesystem::path dir = data_dir / "calibration";
   Mappings m;
+  m.dir = dir;
   m.gpus = read_mapping(dir / "gpus.json").at("gpus");
   m.networks = read_mapping(dir / "networks.json").at("networks");
   m.assumed_batches = read_mapping(dir / "assumed_batches.json").at("batches");
@@ -123,7 +125,7 @@ std::optional<network::NetworkTimeMeasurement> run_of(const dataset::PublishedMe
     const nlohmann::json& a = maps.assumed_batches.at(r.id);
     if (!a.contains("batch") || !a.at("batch").is_number_integer() ||
         a.at("batch").get<std::int64_t>() < 1) {
-      throw InvalidInput("data/calibration/assumed_batches.json: batches." + r.id +
+      throw InvalidInput((maps.dir / "assumed_batches.json").string() + ": batches." + r.id +
                          ".batch: expected a positive integer");
     }
     batch = a.at("batch").get<std::int64_t>();
@@ -165,10 +167,17 @@ std::optional<network::NetworkTimeMeasurement> run_of(const dataset::PublishedMe
                       ? "operator not in the architecture: " + unmapped.at(r.id).get<std::string>()
                       : std::string("operator not in data/calibration/layer_ops.json"));
     }
-    const nlohmann::json& op = ops.at(r.id);
-    mapping = NetworkMapping{data_dir / op.at("file").get<std::string>(),
-                             op.at("dims").get<std::map<std::string, std::int64_t>>()};
-    m.nodes = op.at("nodes").get<std::vector<std::string>>();
+    try {
+      const nlohmann::json& op = ops.at(r.id);
+      mapping = NetworkMapping{data_dir / op.at("file").get<std::string>(),
+                               op.at("dims").get<std::map<std::string, std::int64_t>>()};
+      m.nodes = op.at("nodes").get<std::vector<std::string>>();
+    } catch (const nlohmann::json::exception& e) {
+      throw InvalidInput(
+          fmt::format("{}: records.{}: expected \"file\", \"dims\" (name → size) "
+                      "and \"nodes\" (node names): {}",
+                      (maps.dir / "layer_ops.json").string(), r.id, e.what()));
+    }
   } else {
     mapping = network_of(maps.networks, data_dir, r, why);
     if (!mapping) return std::nullopt;

@@ -158,8 +158,8 @@ class Problem {
       const Row& r = rows_[k];
       generation_rows[r.generation].push_back(k);
       if (r.tensor) tensor_rows[r.generation].push_back(k);
-      if (records_per_source[r.source] >= options.min_host_records &&
-          prepared.measurements[r.index].nodes.empty())
+      if (prepared.measurements[r.index].nodes.empty() &&
+          records_per_source[r.source] >= options.min_host_records)
         host_rows[r.source].push_back(k);
     }
     for (const auto& [g, rows] : generation_rows) {
@@ -174,7 +174,7 @@ class Problem {
     for (const auto& [s, rows] : host_rows)
       parameters_.push_back({Kind::kHost, s, std::log(20e-6), 2, rows});
     for (const auto& [s, n] : records_per_source) {
-      if (n > 0 && n < options.min_host_records) {
+      if (n < options.min_host_records) {
         notes.push_back(fmt::format(
             "{}: {} measurements (fewer than {}): host launch time not fitted, predicted with "
             "the default",
