@@ -58,7 +58,7 @@ std::size_t predict_to_json(const graph::Network& net, const device::DeviceSpec&
   report.device = &device;
   report.prediction =
       network::predict_network(costed, analytical, analytical, settings_for(device));
-  report.context = report::RunContext::now("nnergy_bench");
+  report.context = RunContext::now("nnergy_bench");
   report.context.add("device", device.id).add("batch", kBatch);
   return report::to_json(report).dump().size();
 }

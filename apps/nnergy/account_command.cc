@@ -18,7 +18,7 @@
 #include "nnergy/account/footprint.h"
 #include "nnergy/account/footprint_writers.h"
 #include "nnergy/core/error.h"
-#include "nnergy/report/run_context.h"
+#include "nnergy/core/run_context.h"
 #include "nnergy/report/text_table.h"
 
 namespace nnergy::cli {
@@ -356,7 +356,7 @@ CommandResult run_account(const AccountOptions& o, const std::string& command_li
 
   if (wants_files) {
     const RunResult& r = results.front();
-    report::RunContext context = report::RunContext::now(command_line);
+    RunContext context = RunContext::now(command_line);
     context.add("run", r.run.label);
     context.add("alignment", o.interpolate ? "interpolate" : "recency");
     context.add("base_epoch_s", r.run.base_epoch_s);

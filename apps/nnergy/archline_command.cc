@@ -20,9 +20,9 @@
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/run_context.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/measure/cuda_device_mapping.h"
-#include "nnergy/report/run_context.h"
 #include "nnergy/report/text_table.h"
 
 namespace nnergy::cli {
@@ -152,7 +152,7 @@ CommandResult run_show(const ArchlineOptions& o, const std::string& command_line
   for (Precision p : precisions) models.push_back(ArchlineModel::from_device(d, p));
   if (o.json) {
     ordered_json j;
-    j["context"] = report::RunContext::now(command_line)
+    j["context"] = RunContext::now(command_line)
                        .add("device", d.id)
                        .add("catalog", catalog.sources())
                        .to_json();
@@ -197,9 +197,7 @@ CommandResult run_show(const ArchlineOptions& o, const std::string& command_line
 
 // ----------------------------------------------------------------------------------- synth
 
-std::string context_comments(const report::RunContext& context) {
-  return context.to_csv_comments();
-}
+std::string context_comments(const RunContext& context) { return context.to_csv_comments(); }
 
 CommandResult run_synth(const ArchlineOptions& o, const std::string& command_line) {
   if (o.out.empty()) throw InvalidInput("--out: expected the path of the CSV to write");
@@ -209,7 +207,7 @@ CommandResult run_synth(const ArchlineOptions& o, const std::string& command_lin
   const device::DeviceCatalog catalog = load_catalog(o);
   const device::DeviceSpec& d = catalog.find(o.device);
   std::vector<archline::ArchlinePoint> points;
-  report::RunContext context = report::RunContext::now(command_line);
+  RunContext context = RunContext::now(command_line);
   context.add("kind", "archline benchmark points (synthetic)")
       .add("catalog_device", d.id)
       .add("noise_relative", o.noise)
@@ -251,7 +249,7 @@ CommandResult run_run(const ArchlineOptions& o, const std::string& command_line)
   r.batch_time_s = o.batch_time_s;
   r.progress = [](const std::string& line) { fmt::print(stderr, "{}\n", line); };
   const archline::BenchmarkRun run = archline::run_benchmarks(r);
-  report::RunContext context = report::RunContext::now(command_line);
+  RunContext context = RunContext::now(command_line);
   context.add("kind", "archline benchmark points (measured)");
   if (!o.device.empty()) context.add("catalog_device", o.device);
   for (const auto& [key, value] : run.context) context.add(key, value);
@@ -347,7 +345,7 @@ CommandResult run_fit(const ArchlineOptions& o, const std::string& command_line)
                         fmt::format("nnergy archline fit of {} ({} {} points, R² {:.4f}), {}",
                                     std::filesystem::path(o.file).filename().string(),
                                     fit.points_admitted, f.data.points_origin(),
-                                    fit.energy.r_squared, report::RunContext::now("").date_utc)});
+                                    fit.energy.r_squared, RunContext::now("").date_utc)});
     }
     std::optional<std::string> base;
     if (!o.base_device.empty()) {
@@ -363,7 +361,7 @@ CommandResult run_fit(const ArchlineOptions& o, const std::string& command_line)
   }
   if (o.json) {
     ordered_json j;
-    report::RunContext context = report::RunContext::now(command_line);
+    RunContext context = RunContext::now(command_line);
     context.add("input", o.file);
     for (const auto& [key, value] : f.data.context) context.add("input_" + key, value);
     j["context"] = context.to_json();
@@ -474,7 +472,7 @@ CommandResult run_plot(const ArchlineOptions& o, const std::string& command_line
     row.points_origin = f.data.points_origin();
     rows.push_back(std::move(row));
   }
-  report::RunContext context = report::RunContext::now(command_line);
+  RunContext context = RunContext::now(command_line);
   context.add("input", o.file);
   for (const auto& [key, value] : f.data.context) context.add("input_" + key, value);
   write_file_atomically(o.out, archline::render_archline_svg(rows, context.to_json().dump()),

@@ -13,12 +13,12 @@
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/run_context.h"
 #include "nnergy/dataset/published_measurement.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/learn/power_calibration.h"
 #include "nnergy/learn/published_times.h"
 #include "nnergy/learn/time_calibration.h"
-#include "nnergy/report/run_context.h"
 #include "nnergy/report/text_table.h"
 #include "time_accuracy_report.h"
 
@@ -155,7 +155,7 @@ CommandResult run_calibrate(const CalibrateOptions& o, const std::string& comman
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  report::RunContext context = report::RunContext::now(command_line);
+  RunContext context = RunContext::now(command_line);
   context.add("published", published)
       .add("grades", o.grades)
       .add("output", o.dry_run ? "" : output.string());

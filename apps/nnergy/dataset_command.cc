@@ -15,12 +15,12 @@
 
 #include "command.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/run_context.h"
 #include "nnergy/dataset/dataset_export.h"
 #include "nnergy/dataset/dataset_merge.h"
 #include "nnergy/dataset/dataset_schema.h"
 #include "nnergy/dataset/dataset_store.h"
 #include "nnergy/dataset/published_import.h"
-#include "nnergy/report/run_context.h"
 #include "nnergy/report/text_table.h"
 
 namespace nnergy::cli {
@@ -113,7 +113,7 @@ nlohmann::ordered_json counts_json(const std::map<std::string, std::int64_t>& co
 std::string import_json(const dataset::PublishedImportSummary& s, const ImportOptions& o,
                         const std::string& command_line) {
   nlohmann::ordered_json j;
-  j["context"] = report::RunContext::now(command_line)
+  j["context"] = RunContext::now(command_line)
                      .add("input", o.file)
                      .add("database", o.db)
                      .add("dataset_schema_version", dataset::kDatasetSchemaVersion)

@@ -8,9 +8,9 @@
 #include "command.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/run_context.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/measure/power_source.h"
-#include "nnergy/report/run_context.h"
 #include "nnergy/report/text_table.h"
 
 namespace nnergy::cli {
@@ -188,8 +188,7 @@ std::string run_devices(const DevicesOptions& o, const std::string& command_line
   }
   if (o.json) {
     nlohmann::ordered_json j;
-    j["context"] =
-        report::RunContext::now(command_line).add("catalog", catalog.sources()).to_json();
+    j["context"] = RunContext::now(command_line).add("catalog", catalog.sources()).to_json();
     j["devices"] = nlohmann::ordered_json::array();
     for (const auto& d : catalog.devices()) j["devices"].push_back(device_json(d));
     return j.dump(2) + "\n";

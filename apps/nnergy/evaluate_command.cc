@@ -18,6 +18,7 @@
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/run_context.h"
 #include "nnergy/dataset/published_measurement.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/learn/evaluation.h"
@@ -28,7 +29,6 @@
 #include "nnergy/learn/training_table.h"
 #include "nnergy/network/time_evaluation.h"
 #include "nnergy/report/quantity_format.h"
-#include "nnergy/report/run_context.h"
 #include "nnergy/report/text_table.h"
 #include "time_accuracy_report.h"
 
@@ -298,7 +298,7 @@ CommandResult run_evaluate_published(const EvaluateOptions& o, const std::string
   std::map<std::string, std::size_t> skip_reasons;
   for (const auto& [id, why] : times.skipped) ++skip_reasons[why];
 
-  report::RunContext context = report::RunContext::now(command_line);
+  RunContext context = RunContext::now(command_line);
   context.add("published", o.published)
       .add("grades", grades)
       .add("host_launch_s", settings.host_launch_s)
@@ -445,7 +445,7 @@ CommandResult run_evaluate(const EvaluateOptions& o, const std::string& command_
   out += "\n== All predictors side by side (seed 000 Tables 6.1–6.4 layout)\n";
   out += side_by_side(evaluations, o.folds, !settings.holdout_networks.empty());
 
-  report::RunContext context = report::RunContext::now(command_line);
+  RunContext context = RunContext::now(command_line);
   context.add("dataset", {{"path", o.db}, {"digest_fnv1a_64", table.dataset_digest}})
       .add("device", r.catalog_id)
       .add("predictors", predictors)

@@ -19,11 +19,11 @@
 
 #include "command.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/run_context.h"
 #include "nnergy/measure/measurement_window.h"
 #include "nnergy/measure/sampler.h"
 #include "nnergy/measure/trace_file.h"
 #include "nnergy/report/quantity_format.h"
-#include "nnergy/report/run_context.h"
 #include "nnergy/report/text_table.h"
 
 extern char** environ;
@@ -259,7 +259,7 @@ CommandResult run_monitor(const MonitorOptions& o, const std::string& command_li
   std::vector<measure::SourceInfo> infos;
   for (const auto& s : detection.sources) infos.push_back(s->info());
 
-  report::RunContext context = report::RunContext::now(command_line);
+  RunContext context = RunContext::now(command_line);
   context.add("command", join_command(o.command)).add("interval_ms", o.interval_ms);
   TraceOutput trace(o.output, context.to_csv_comments(), infos);
 

@@ -242,7 +242,7 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
         network::energy_precision_ratio(*o.error, *o.alpha,
                                         report.prediction.totals.energy_per_sample_j)};
   }
-  report.context = report::RunContext::now(command_line);
+  report.context = RunContext::now(command_line);
   report.context.add("network", {{"name", net.name}, {"source", net.source}})
       .add("device", {{"id", device.id}, {"name", device.name}, {"catalog", catalog.sources()}})
       .add("predictor", report.prediction.predictor_name)

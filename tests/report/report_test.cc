@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "nnergy/core/run_context.h"
 #include "nnergy/report/quantity_format.h"
-#include "nnergy/report/run_context.h"
 #include "nnergy/report/text_table.h"
 
 namespace nnergy::report {

@@ -5,19 +5,10 @@
 #include <cmath>
 #include <map>
 
+#include "nnergy/core/csv.h"
+
 namespace nnergy::account {
 namespace {
-
-// CSV cell: quoted as in RFC 4180 when it holds a comma, quote or line break.
-std::string csv_cell(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
 
 // Perfetto process of a device: CPU 0, GPU N → N + 1.
 int process_of(const std::string& device) {
@@ -96,9 +87,10 @@ std::string footprint_csv(const Footprint& footprint, const std::string& context
       "name,energy_j,time_s,power_w,unmeasured_time_s,forward_energy_j,backward_energy_j,"
       "other_energy_j,cpu_energy_j,gpu_energy_j,event_count\n";
   for (const FootprintEntry& e : footprint) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csv_cell(e.name), e.energy_j, e.time_s,
-                       e.power_w(), e.unmeasured_time_s, e.forward_energy_j, e.backward_energy_j,
-                       e.other_energy_j, e.cpu_energy_j, e.gpu_energy_j, e.event_count);
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csv::field(e.name), e.energy_j, e.time_s,
+                    e.power_w(), e.unmeasured_time_s, e.forward_energy_j, e.backward_energy_j,
+                    e.other_energy_j, e.cpu_energy_j, e.gpu_energy_j, e.event_count);
   }
   return out;
 }

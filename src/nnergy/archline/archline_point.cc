@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/text.h"
 
 namespace nnergy::archline {
 
@@ -22,28 +23,6 @@ constexpr const char* kColumns[] = {
     "admitted"};
 constexpr const char* kRequired[] = {"benchmark", "precision", "flop_count",
                                      "bytes",     "time_s",    "energy_j"};
-
-std::string trim(std::string_view text) {
-  std::size_t begin = 0;
-  std::size_t end = text.size();
-  while (begin < end && (text[begin] == ' ' || text[begin] == '\t' || text[begin] == '\r')) ++begin;
-  while (end > begin && (text[end - 1] == ' ' || text[end - 1] == '\t' || text[end - 1] == '\r'))
-    --end;
-  return std::string(text.substr(begin, end - begin));
-}
-
-std::vector<std::string> split_commas(const std::string& line) {
-  std::vector<std::string> cells;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = line.find(',', start);
-    cells.push_back(trim(std::string_view(line).substr(
-        start, comma == std::string::npos ? std::string::npos : comma - start)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return cells;
-}
 
 std::string optional_number(const std::optional<double>& value) {
   return value ? fmt::format("{:.10g}", *value) : std::string();
@@ -123,18 +102,18 @@ ArchlineDataSet parse_archline_csv(const std::string& text, const std::string& s
   bool have_header = false;
   while (std::getline(in, line)) {
     ++line_number;
-    const std::string trimmed = trim(line);
+    const std::string trimmed(trim(line));
     if (trimmed.empty()) continue;
     if (trimmed[0] == '#') {
-      const std::string body = trim(std::string_view(trimmed).substr(1));
+      const std::string body(trim(std::string_view(trimmed).substr(1)));
       const std::size_t colon = body.find(':');
       if (colon != std::string::npos) {
-        data.context.emplace_back(trim(std::string_view(body).substr(0, colon)),
-                                  trim(std::string_view(body).substr(colon + 1)));
+        data.context.emplace_back(std::string(trim(std::string_view(body).substr(0, colon))),
+                                  std::string(trim(std::string_view(body).substr(colon + 1))));
       }
       continue;
     }
-    const std::vector<std::string> cells = split_commas(trimmed);
+    const std::vector<std::string> cells = split_trimmed(trimmed, ',');
     const std::string where = fmt::format("{}:{}", source, line_number);
     if (!have_header) {
       for (std::size_t i = 0; i < cells.size(); ++i) column_of[cells[i]] = i;

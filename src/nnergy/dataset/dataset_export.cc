@@ -5,9 +5,9 @@
 
 #include <sstream>
 
-#include "nnergy/core/version.h"
+#include "nnergy/core/csv.h"
+#include "nnergy/core/run_context.h"
 #include "nnergy/dataset/dataset_schema.h"
-#include "nnergy/dataset/dataset_time.h"
 #include "nnergy/dataset/sqlite_statement.h"
 
 namespace nnergy::dataset {
@@ -52,28 +52,6 @@ const std::vector<std::pair<std::string, std::string>>& column_expressions() {
   return columns;
 }
 
-// RFC 4180: quote a field holding a comma, quote or line break, doubling inner quotes
-// (signatures and JSON columns hold all three). A "#" is quoted too so that pandas
-// (comment='#') does not cut the line there.
-std::string csv_field(std::string_view text) {
-  if (text.find_first_of(",\"\r\n#") == std::string_view::npos) return std::string(text);
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-  return out;
-}
-
-// A comment value stays on its line: line breaks in a command line become spaces.
-std::string comment_value(std::string text) {
-  for (char& c : text) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return text;
-}
-
 // Writes every row of `select` (its first `column_count` columns) as CSV records.
 void write_rows(SqliteStatement& select, int column_count, std::ostream& rows,
                 std::int64_t& row_count) {
@@ -90,7 +68,7 @@ void write_rows(SqliteStatement& select, int column_count, std::ostream& rows,
           rows << fmt::format("{}", select.column_double(c));
           break;
         default:
-          rows << csv_field(select.column_text(c));
+          rows << csv::field(select.column_text(c));
       }
     }
     rows << '\n';
@@ -101,13 +79,12 @@ void write_rows(SqliteStatement& select, int column_count, std::ostream& rows,
 // The "# key: value" context lines at the top of every export.
 void write_context(const DatasetStore& store, std::ostream& out, const CsvExportOptions& options,
                    std::int64_t row_count, std::string_view units) {
-  out << fmt::format("# tool: nnergy\n# tool_version: {}\n# dataset_schema_version: {}\n",
-                     kToolVersion, store.schema_version());
-  out << fmt::format("# source: {}\n", comment_value(store.path()));
-  out << fmt::format("# command_line: {}\n", comment_value(options.command_line));
-  out << fmt::format("# date_utc: {}\n", utc_now_iso8601());
-  out << fmt::format("# row_count: {}\n", row_count);
-  out << fmt::format("# units: {}\n", units);
+  RunContext context = RunContext::now(options.command_line);
+  context.add("dataset_schema_version", store.schema_version())
+      .add("source", store.path())
+      .add("row_count", row_count)
+      .add("units", std::string(units));
+  out << context.to_csv_comments();
 }
 
 void write_header(std::ostream& out, const std::vector<std::string>& columns) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/text.h"
 #include "nnergy/measure/source_factories.h"
 
 namespace nnergy::measure {
@@ -59,15 +60,8 @@ FileText read_small_file(const fs::path& file) {
   return result;
 }
 
-std::string trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return text.substr(first, last - first + 1);
-}
-
 std::optional<std::uint64_t> parse_unsigned(const std::string& text) {
-  const std::string t = trim(text);
+  const std::string_view t = trim(text);
   std::uint64_t value = 0;
   const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), value);
   if (t.empty() || ec != std::errc() || end != t.data() + t.size()) return std::nullopt;
@@ -86,8 +80,8 @@ CounterRead read_counter_file(const fs::path& file) {
     return {std::nullopt, describe_powercap_read_error(file, f.error_number)};
   const std::optional<std::uint64_t> value = parse_unsigned(f.text);
   if (!value) {
-    return {std::nullopt,
-            file.string() + ": expected an unsigned integer in µJ, found '" + trim(f.text) + "'"};
+    return {std::nullopt, file.string() + ": expected an unsigned integer in µJ, found '" +
+                              std::string(trim(f.text)) + "'"};
   }
   return {value, ""};
 }
@@ -148,7 +142,7 @@ std::vector<Zone> find_zones(const fs::path& root) {
   }
   for (Zone& zone : zones) {
     const FileText name = read_small_file(zone.dir / "name");
-    zone.zone_name = trim(name.text);
+    zone.zone_name = std::string(trim(name.text));
     if (zone.zone_name.empty()) zone.zone_name = zone.dir_name;
   }
   std::sort(zones.begin(), zones.end(), [](const Zone& a, const Zone& b) {

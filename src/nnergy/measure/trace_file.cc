@@ -17,7 +17,9 @@
 #include <system_error>
 #include <utility>
 
+#include "nnergy/core/csv.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/text.h"
 
 namespace nnergy::measure {
 
@@ -37,49 +39,6 @@ constexpr std::size_t kListedLines = 10;
 
 // ---------------------------------------------------------------------------------------------
 // Text helpers
-
-std::string_view trim(std::string_view text) {
-  const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  const auto last = text.find_last_not_of(" \t\r\n");
-  return text.substr(first, last - first + 1);
-}
-
-// Splits one CSV line; a field may be double-quoted, with "" for a quote inside (RFC 4180).
-std::vector<std::string> split_csv(std::string_view line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        fields.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        fields.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      fields.emplace_back();
-    } else {
-      fields.back() += c;
-    }
-  }
-  return fields;
-}
-
-std::string quote_csv(const std::string& field) {
-  if (field.find_first_of(",\"\r\n") == std::string::npos) return field;
-  std::string quoted = "\"";
-  for (char c : field) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
 
 std::string escape_source_field(const std::string& field) {
   std::string escaped;
@@ -286,7 +245,7 @@ void for_each_row(const Lines& lines, std::size_t first, const Line& header,
   for (std::size_t i = first; i < lines.lines.size(); ++i) {
     const Line& line = lines.lines[i];
     if (trim(line.text).empty() || line.text.front() == '#') continue;
-    std::vector<std::string> fields = split_csv(line.text);
+    std::vector<std::string> fields = csv::split_line(line.text);
     if (fields.size() != field_count) {
       const bool last = i + 1 == lines.lines.size();
       if (last && !lines.last_has_newline && fields.size() < field_count) {
@@ -503,7 +462,7 @@ const SmiFieldSpec* find_smi_field(std::string_view name) {
 // InvalidInput for a recognised column with a unit other than nvidia-smi's.
 std::vector<SmiColumn> parse_smi_header(const std::string& file, const Line& header) {
   std::vector<SmiColumn> columns;
-  const std::vector<std::string> cells = split_csv(header.text);
+  const std::vector<std::string> cells = csv::split_line(header.text);
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const std::string_view cell = trim(cells[i]);
     std::string_view name = cell;
@@ -670,7 +629,7 @@ std::vector<PowerTrace> read_nvidia_smi_csv(const Lines& lines, std::size_t head
   LocalTimeParser time_parser;
 
   for_each_row(
-      lines, header_index + 1, header, split_csv(header.text).size(), collector,
+      lines, header_index + 1, header, csv::split_line(header.text).size(), collector,
       [&](const Line& line, const std::vector<std::string>& cells) {
         const std::string_view time_text = trim(cells[timestamp->position]);
         const std::optional<LocalTimestamp> time = time_parser.parse(time_text);
@@ -927,7 +886,7 @@ std::vector<PowerTrace> read_trace_text(const std::string& text, const std::stri
         file_label, kNvidiaSmiExample));
   }
   const Line& header = lines.lines[header_index];
-  const std::vector<std::string> cells = split_csv(header.text);
+  const std::vector<std::string> cells = csv::split_line(header.text);
   if (std::equal(cells.begin(), cells.end(), kCsvColumns.begin(), kCsvColumns.end())) {
     return read_nnergy_csv(lines, header_index, collector, warnings);
   }
@@ -962,7 +921,7 @@ TraceCsvWriter::TraceCsvWriter(std::ostream& out, const std::string& context_com
          << '|' << (info.has_energy_counter ? "true" : "false") << '|'
          << (info.power_is_averaged ? "true" : "false") << '|'
          << (info.has_power ? "true" : "false") << '\n';
-    ids_.push_back(quote_csv(info.id));
+    ids_.push_back(csv::field(info.id));
   }
   for (std::size_t i = 0; i < kCsvColumns.size(); ++i) {
     out_ << (i == 0 ? "" : ",") << kCsvColumns[i];

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/text.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/graph/op_signature.h"
 #include "nnergy/graph/zoo.h"
@@ -23,26 +24,6 @@
 namespace nnergy::profile {
 
 namespace {
-
-std::string trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t");
-  if (first == std::string::npos) return "";
-  const auto last = text.find_last_not_of(" \t");
-  return text.substr(first, last - first + 1);
-}
-
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = text.find(',', start);
-    const std::size_t end = comma == std::string::npos ? text.size() : comma;
-    items.push_back(trim(text.substr(start, end - start)));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return items;
-}
 
 std::string input_shapes(const graph::Network& network, const graph::Node& node) {
   std::string text;
@@ -131,7 +112,7 @@ graph::DataType parse_campaign_dtype(const std::string& text, const std::string&
 
 std::vector<Mode> parse_modes(const std::string& text, const std::string& flag) {
   std::vector<Mode> modes;
-  for (const std::string& word : split_list(text)) {
+  for (const std::string& word : split_trimmed(text, ',')) {
     Mode mode;
     if (word == "inference") {
       mode = Mode::kInference;
@@ -428,7 +409,7 @@ dataset::DeviceRecord cpu_device() {
   while (std::getline(cpuinfo, line)) {
     if (line.rfind("model name", 0) != 0) continue;
     const auto colon = line.find(':');
-    if (colon != std::string::npos) device.name = trim(line.substr(colon + 1));
+    if (colon != std::string::npos) device.name = std::string(trim(line.substr(colon + 1)));
     break;
   }
   return device;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "nnergy/core/csv.h"
 #include "nnergy/core/error.h"
 #include "nnergy/report/quantity_format.h"
 #include "nnergy/report/text_table.h"
@@ -565,18 +566,14 @@ std::string render_csv(const PredictionReport& report) {
       "index,name,module_path,op_type,op_class,output_shape,macs,flops,bytes,parameters,time_s,"
       "forward_time_s,power_w,energy_j,energy_share,whitelisted,known_op,compute_bound,"
       "power_capped,time_std_s,power_std_w,energy_std_j\n";
-  auto quoted = [](const std::string& text) {
-    std::string q = "\"";
-    for (char c : text) q += (c == '"') ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
   for (const LayerPrediction& l : p.layers) {
     out += fmt::format(
         "{},{},{},{},{},{},{:.9g},{:.9g},{:.9g},{},{:.9g},{:.9g},{:.9g},{:.9g},{:.9g},{},{},{},{},"
         "{:.9g},{:.9g},{:.9g}\n",
-        l.node_index ? std::to_string(*l.node_index) : "", quoted(l.name), quoted(l.module_path),
-        quoted(l.op_type), graph::to_string(l.op_class), quoted(graph::to_string(l.output_shape)),
-        l.macs, l.flops, l.bytes, l.parameters, l.time_s, l.forward_time_s, l.power_w, l.energy_j,
+        l.node_index ? std::to_string(*l.node_index) : "", csv::field(l.name),
+        csv::field(l.module_path), csv::field(l.op_type), graph::to_string(l.op_class),
+        csv::field(graph::to_string(l.output_shape)), l.macs, l.flops, l.bytes, l.parameters,
+        l.time_s, l.forward_time_s, l.power_w, l.energy_j,
         p.totals.energy_j > 0 ? l.energy_j / p.totals.energy_j : 0.0, l.whitelisted, l.known_op,
         l.compute_bound, l.power_capped, l.time_std_s, l.power_std_w, l.energy_std_j);
   }

@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "nnergy/core/run_context.h"
 #include "nnergy/device/device_spec.h"
 #include "nnergy/network/clock_sweep.h"
 #include "nnergy/network/memory_estimate.h"
 #include "nnergy/network/network_prediction.h"
 #include "nnergy/network/power_limit.h"
-#include "nnergy/report/run_context.h"
 
 namespace nnergy::report {
 

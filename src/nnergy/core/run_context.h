@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-namespace nnergy::report {
+namespace nnergy {
 
 /// Version of the layout of nnergy's JSON and CSV outputs; bumped on incompatible changes.
 inline constexpr int kOutputSchemaVersion = 1;
@@ -27,4 +27,4 @@ struct RunContext {
   std::string to_csv_comments() const;
 };
 
-}  // namespace nnergy::report
+}  // namespace nnergy

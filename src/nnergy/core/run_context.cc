@@ -1,4 +1,4 @@
-#include "nnergy/report/run_context.h"
+#include "nnergy/core/run_context.h"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 
 #include "nnergy/core/version.h"
 
-namespace nnergy::report {
+namespace nnergy {
 
 RunContext RunContext::now(std::string command_line) {
   RunContext context;
@@ -37,19 +37,29 @@ nlohmann::ordered_json RunContext::to_json() const {
   return j;
 }
 
+namespace {
+
+// One "# key: value" line; line breaks in a value (a command line, a note) become spaces so that
+// the value stays on its comment line.
+std::string comment_line(const std::string& key, const nlohmann::ordered_json& value) {
+  std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return fmt::format("# {}: {}\n", key, text);
+}
+
+}  // namespace
+
 std::string RunContext::to_csv_comments() const {
   std::string out;
   const nlohmann::ordered_json j = to_json();
   // Keep the insertion order of the fixed keys first, then the fields.
   for (const char* key : {"tool", "tool_version", "schema_version", "command_line", "date_utc"}) {
-    const nlohmann::ordered_json& v = j.at(key);
-    out += fmt::format("# {}: {}\n", key, v.is_string() ? v.get<std::string>() : v.dump());
+    out += comment_line(key, j.at(key));
   }
-  for (const auto& [key, value] : fields) {
-    out +=
-        fmt::format("# {}: {}\n", key, value.is_string() ? value.get<std::string>() : value.dump());
-  }
+  for (const auto& [key, value] : fields) out += comment_line(key, value);
   return out;
 }
 
-}  // namespace nnergy::report
+}  // namespace nnergy

@@ -1,0 +1,16 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace nnergy {
+
+/// `text` without leading and trailing blanks (space, tab, CR, LF). A view into `text`.
+std::string_view trim(std::string_view text);
+
+/// `text` cut at every `separator`, each piece trimmed; an empty `text` gives one empty piece,
+/// so that "a,,b" gives {"a", "", "b"} and callers can name the empty item.
+std::vector<std::string> split_trimmed(std::string_view text, char separator);
+
+}  // namespace nnergy

@@ -1,0 +1,46 @@
+#include <gtest/gtest.h>
+
+#include "nnergy/core/csv.h"
+#include "nnergy/core/run_context.h"
+#include "nnergy/core/text.h"
+
+namespace nnergy {
+namespace {
+
+TEST(Trim, DropsBlanksAtBothEndsOnly) {
+  EXPECT_EQ(trim("  a b \t\r\n"), "a b");
+  EXPECT_EQ(trim(" \t "), "");
+  EXPECT_EQ(trim(""), "");
+}
+
+TEST(SplitTrimmed, KeepsEmptyPiecesSoThatCallersCanNameThem) {
+  EXPECT_EQ(split_trimmed(" a, b ,,c ", ','), (std::vector<std::string>{"a", "b", "", "c"}));
+  EXPECT_EQ(split_trimmed("", ','), (std::vector<std::string>{""}));
+}
+
+TEST(CsvField, QuotesOnlyWhatPandasWouldMisread) {
+  EXPECT_EQ(csv::field("conv1"), "conv1");
+  EXPECT_EQ(csv::field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv::field("say \"hi\""), "\"say \"\"hi\"\"\"");
+  EXPECT_EQ(csv::field("line\nbreak"), "\"line\nbreak\"");
+  // pandas.read_csv(comment='#') cuts an unquoted line at '#'.
+  EXPECT_EQ(csv::field("layer#3"), "\"layer#3\"");
+}
+
+TEST(CsvSplitLine, ReadsBackWhatFieldWrites) {
+  const std::vector<std::string> cells = {"plain", "a,b", "q\"uote", "#x", ""};
+  std::string line;
+  for (std::size_t i = 0; i < cells.size(); ++i) line += (i ? "," : "") + csv::field(cells[i]);
+  EXPECT_EQ(csv::split_line(line), cells);
+}
+
+TEST(RunContextCsvComments, KeepAMultiLineValueOnItsLine) {
+  RunContext context = RunContext::now("nnergy x");
+  context.add("note", "two\nlines");
+  const std::string comments = context.to_csv_comments();
+  EXPECT_NE(comments.find("# note: two lines\n"), std::string::npos) << comments;
+  EXPECT_NE(comments.find("# tool: nnergy\n"), std::string::npos) << comments;
+}
+
+}  // namespace
+}  // namespace nnergy
