@@ -9,25 +9,15 @@
 #include <vector>
 
 #include "command.h"
-#include "nnergy/core/data_directory.h"
+#include "nnergy/api/predict.h"
 #include "nnergy/core/error.h"
-#include "nnergy/device/device_catalog.h"
-#include "nnergy/graph/folded_batch_norm.h"
-#include "nnergy/graph/onnx_importer.h"
-#include "nnergy/graph/zoo.h"
-#include "nnergy/learn/learned_predictor.h"
-#include "nnergy/learn/model_file.h"
-#include "nnergy/network/clock_sweep.h"
-#include "nnergy/network/memory_estimate.h"
-#include "nnergy/network/power_limit.h"
+#include "nnergy/device/precision.h"
+#include "nnergy/graph/whitelist.h"
 #include "nnergy/report/prediction_report.h"
-#include "nnergy/report/quantity_format.h"
 
 namespace nnergy::cli {
 
 namespace {
-
-constexpr const char* kDefaultDevice = "a100-40gb";
 
 struct PredictOptions {
   std::string model;
@@ -75,192 +65,40 @@ std::map<std::string, std::int64_t> parse_dims(const std::vector<std::string>& d
   return named;
 }
 
-// Clocks for a sweep: the device's supported clocks, thinned to at most ~100 points unless a
-// step is given; the boost clock is always included.
-std::vector<double> sweep_clocks_for(const device::DeviceSpec& device, std::optional<double> step) {
-  if (step && !(*step > 0))
-    throw InvalidInput(fmt::format("--sweep-step-mhz {:g}: expected > 0", *step));
-  const std::vector<double> supported = device.supported_clocks_mhz();
-  const double wanted = step ? *step : device.clock.step_mhz;
-  const double range = device.clock.boost_mhz - device.clock.min_mhz;
-  const double stride_mhz = std::max(wanted, range / 100.0);
-  std::vector<double> clocks;
-  double next = device.clock.min_mhz;
-  for (double f : supported) {
-    if (f + 1e-9 >= next) {
-      clocks.push_back(f);
-      next = f + stride_mhz;
-    }
-  }
-  if (clocks.back() != device.clock.boost_mhz) clocks.push_back(device.clock.boost_mhz);
-  return clocks;
-}
-
-// The one-line refusal of a run whose estimated memory exceeds the device's.
-std::string memory_exceeded_message(const PredictOptions& o, const graph::Network& net,
-                                    const device::DeviceSpec& device,
-                                    const network::MemoryEstimate& m) {
-  std::string flags =
-      fmt::format("--batch {} --mode {} --precision {}", net.batch, o.mode, o.precision);
-  if (m.mode == predict::Mode::kTraining) flags += " --optimizer " + o.optimizer;
-  std::string fits;
-  if (m.largest_fitting_batch && *m.largest_fitting_batch > 0) {
-    fits = fmt::format("the largest batch that fits is about {}", *m.largest_fitting_batch);
-  } else {
-    fits = fmt::format("no batch fits: the weights{} alone need {}",
-                       m.mode == predict::Mode::kTraining ? ", gradients and optimizer state" : "",
-                       report::format_binary_bytes(m.fixed_bytes));
-  }
-  return fmt::format(
-      "{}: {} needs an estimated {} of device memory in {}, the {} has {} (exceeds by {}); {} "
-      "(--ignore-memory predicts anyway)",
-      flags, net.name, report::format_binary_bytes(m.peak_bytes), predict::to_string(m.mode),
-      device.id, report::format_binary_bytes(m.device_memory_bytes),
-      report::format_binary_bytes(m.peak_bytes - m.device_memory_bytes), fits);
-}
-
-// True when `model_path` is a file of the zoo in `data_dir`, exported with BatchNorm kept
-// (tools/export_zoo.py checks it), so that a folded-BatchNorm signature there is real.
-bool is_zoo_file(const std::filesystem::path& model_path, const std::filesystem::path& data_dir) {
-  std::error_code ec;
-  return std::filesystem::equivalent(model_path.parent_path(), data_dir / "zoo", ec) && !ec;
+api::PredictRequest to_request(const PredictOptions& o, const std::string& command_line) {
+  api::PredictRequest r;
+  r.names = SettingNames::kFlag;
+  r.command_line = command_line;
+  r.model = o.model;
+  r.device = o.device;
+  if (o.predictor != "analytical") r.predictor_file = o.predictor;
+  r.devices_file = o.devices_file;
+  r.mode = predict::parse_mode(o.mode, "--mode");
+  r.batch = o.batch;
+  r.dims = parse_dims(o.dims);
+  r.precision = device::parse_precision(o.precision, "--precision");
+  r.clock_mhz = o.clock_mhz;
+  r.power_limit_w = o.power_limit_w;
+  r.host_launch_us = o.host_launch_us;
+  r.sweep_clocks = o.sweep;
+  r.sweep_step_mhz = o.sweep_step_mhz;
+  r.optimizer = graph::parse_optimizer(o.optimizer, "--optimizer");
+  if (!o.whitelist.empty()) r.whitelist = graph::Whitelist::parse(o.whitelist, "--whitelist");
+  r.error = o.error;
+  r.alpha = o.alpha;
+  r.ignore_memory = o.ignore_memory;
+  return r;
 }
 
 std::string run_predict(const PredictOptions& o, const std::string& command_line) {
-  if (o.batch && *o.batch <= 0)
-    throw InvalidInput(fmt::format("--batch {}: expected a positive integer", *o.batch));
   if (o.json && o.csv) throw InvalidInput("--json and --csv: choose one output format");
-  if (o.error.has_value() != o.alpha.has_value()) {
-    throw InvalidInput("--error and --alpha: give both for the energy-precision ratio, or neither");
-  }
   if (o.order != "energy" && o.order != "network") {
     throw InvalidInput("--order " + o.order + ": accepted: energy, network");
   }
-  const std::filesystem::path data_dir = data_directory();
-  device::DeviceCatalog catalog = device::DeviceCatalog::load_default(data_dir);
-  if (!o.devices_file.empty()) catalog.merge(device::DeviceCatalog::load(o.devices_file));
-  // A model file is loaded first: its device is the default device.
-  std::shared_ptr<const learn::ModelFile> model;
-  if (o.predictor != "analytical") {
-    if (!std::filesystem::is_regular_file(o.predictor)) {
-      throw InvalidInput(fmt::format(
-          "--predictor {}: expected `analytical` or a model file written by `nnergy train`; no "
-          "such file",
-          o.predictor));
-    }
-    model = std::make_shared<const learn::ModelFile>(
-        learn::ModelFile::load(o.predictor, available_regressors()));
-  }
-  const device::DeviceSpec& device = catalog.find(
-      o.device.value_or(model ? model->device().catalog_id : std::string(kDefaultDevice)));
-
-  network::PredictionSettings settings;
-  settings.mode = predict::parse_mode(o.mode, "--mode");
-  settings.point.precision = device::parse_precision(o.precision, "--precision");
-  if (!device.peak(settings.point.precision)) {
-    std::vector<std::string> have;
-    for (const auto& [p, v] : device.peak_flop_per_s) have.emplace_back(device::to_string(p));
-    throw InvalidInput(fmt::format("--precision {}: {} has no {} peak in the catalog; accepted: {}",
-                                   o.precision, device.id, o.precision, join_with_commas(have)));
-  }
-  if (o.power_limit_w) {
-    if (o.clock_mhz || o.sweep) {
-      throw InvalidInput(fmt::format(
-          "--power-limit-w and {}: choose one (under a power limit the model finds the clock)",
-          o.clock_mhz ? "--clock-mhz" : "--sweep-clocks"));
-    }
-    if (!(*o.power_limit_w > device.idle_w && *o.power_limit_w <= device.tdp_w)) {
-      throw InvalidInput(fmt::format(
-          "--power-limit-w {:g}: expected a limit above the {}'s idle power ({:g} W) and at most "
-          "its TDP ({:g} W)",
-          *o.power_limit_w, device.id, device.idle_w, device.tdp_w));
-    }
-  }
-  settings.point.clock_mhz = o.clock_mhz.value_or(device.clock.boost_mhz);
-  device.check_clock(settings.point.clock_mhz, "--clock-mhz");
-  settings.optimizer = graph::parse_optimizer(o.optimizer, "--optimizer");
-  if (o.host_launch_us && !(*o.host_launch_us >= 0 && *o.host_launch_us <= 1e6)) {
-    throw InvalidInput(
-        fmt::format("--host-launch-us {}: expected 0 to 1000000 microseconds", *o.host_launch_us));
-  }
-  settings.host_launch_s =
-      o.host_launch_us ? *o.host_launch_us * 1e-6
-                       : (catalog.calibration() ? catalog.calibration()->host_launch_s : 0.0);
-  if (!o.whitelist.empty())
-    settings.whitelist = graph::Whitelist::parse(o.whitelist, "--whitelist");
-
-  graph::DimBindings bindings;
-  bindings.batch = o.batch;
-  bindings.named = parse_dims(o.dims);
-  const std::filesystem::path model_path = graph::resolve_model(o.model, data_dir);
-  graph::Network net = graph::import_onnx(model_path, bindings);
-  net.cast_floating_tensors(predict::storage_type(settings.point.precision));
-  settings.batch = net.batch;  // the batch actually computed (re-bound or taken from the file)
-
-  const network::CostedNetwork costed(net);
-  // Checked before any prediction, so that every path (one clock, --clock-mhz, --sweep-clocks)
-  // refuses the same runs.
-  const network::MemoryEstimate memory =
-      network::estimate_memory(costed, settings.mode, settings.optimizer, settings.batch,
-                               network::gib_to_bytes(device.memory_gib));
-  if (memory.exceeds_device() && !o.ignore_memory) {
-    throw InvalidInput(memory_exceeded_message(o, net, device, memory));
-  }
-  const predict::AnalyticalPredictor analytical(device);
-  std::optional<learn::LearnedPredictor> learned;
-  report::PredictionReport report;
-  std::vector<double> clocks = {settings.point.clock_mhz};
-  if (o.sweep) clocks = sweep_clocks_for(device, o.sweep_step_mhz);
-  if (model) {
-    learned.emplace(model, device, o.predictor);
-    learned->check_applicable(settings.mode, settings.point.precision);
-    learned->precompute(net, settings.mode, settings.point.precision, clocks);
-    report.sources = report::FigureSources{learned->time_source(), learned->power_source()};
-    report.caveats = learned->caveats(net, clocks);
-  }
-  report.caveats.insert(report.caveats.begin(), net.import_notes.begin(), net.import_notes.end());
-  const predict::OpPredictor& predictor =
-      learned ? static_cast<const predict::OpPredictor&>(*learned) : analytical;
-  report.network = &net;
-  report.device = &device;
-  report.memory = memory;
-  if (settings.mode == predict::Mode::kTraining && !is_zoo_file(model_path, data_dir)) {
-    const graph::FoldedBatchNormSignature folded = graph::detect_folded_batch_norm(net);
-    if (folded.matches) report.warnings.push_back(graph::folded_batch_norm_warning(folded));
-  }
-  if (o.power_limit_w) {
-    report.power_limit = network::clock_under_power_limit(
-        costed, predictor, analytical, settings, device.supported_clocks_mhz(), *o.power_limit_w);
-    settings.point.clock_mhz = report.power_limit->clock_mhz;
-  }
-  report.prediction = network::predict_network(costed, predictor, analytical, settings);
-  if (o.sweep)
-    report.sweep = network::sweep_clocks(costed, predictor, analytical, settings, clocks);
-  if (o.error) {
-    report.energy_precision = report::EnergyPrecision{
-        *o.error, *o.alpha,
-        network::energy_precision_ratio(*o.error, *o.alpha,
-                                        report.prediction.totals.energy_per_sample_j)};
-  }
-  report.context = RunContext::now(command_line);
-  report.context.add("network", {{"name", net.name}, {"source", net.source}})
-      .add("device", {{"id", device.id}, {"name", device.name}, {"catalog", catalog.sources()}})
-      .add("predictor", report.prediction.predictor_name)
-      .add("predictor_file", model ? nlohmann::ordered_json(o.predictor) : nullptr)
-      .add("models", {{"time", report.sources ? report.sources->time : "analytical"},
-                      {"power", report.sources ? report.sources->power : "analytical"},
-                      {"energy", "time × power"}})
-      .add("mode", predict::to_string(settings.mode))
-      .add("batch", settings.batch)
-      .add("precision", std::string(device::to_string(settings.point.precision)))
-      .add("clock_mhz", settings.point.clock_mhz)
-      .add("power_limit_w", o.power_limit_w ? nlohmann::ordered_json(*o.power_limit_w)
-                                            : nlohmann::ordered_json(nullptr))
-      .add("host_launch_s", settings.host_launch_s)
-      .add("optimizer",
-           settings.mode == predict::Mode::kTraining
-               ? nlohmann::ordered_json(std::string(graph::to_string(settings.optimizer)))
-               : nlohmann::ordered_json(nullptr));
+  api::PredictRequest request = to_request(o, command_line);
+  const predict::RegressorRegistry regressors = available_regressors();
+  request.regressors = &regressors;
+  const report::PredictionReport report = api::predict(request);
   if (o.json) return report::to_json(report).dump(2) + "\n";
   if (o.csv) return report::render_csv(report);
   return report::render_text(report, {o.top, o.order == "energy"});
@@ -279,7 +117,7 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
   cmd->add_option("--device", options->device,
                   fmt::format("device id or alias (see `nnergy devices`); default: the model "
                               "file's device with --predictor FILE, else {}",
-                              kDefaultDevice));
+                              api::kDefaultPredictDevice));
   cmd->add_option("--predictor", options->predictor,
                   "analytical, or a model file written by `nnergy train` (.nnp)")
       ->capture_default_str();

@@ -10,6 +10,27 @@
 
 namespace nnergy::network {
 
+std::vector<double> clocks_for_sweep(const device::DeviceSpec& device,
+                                     std::optional<double> step_mhz,
+                                     std::string_view step_setting) {
+  if (step_mhz && !(*step_mhz > 0))
+    throw InvalidInput(fmt::format("{} {:g}: expected > 0", step_setting, *step_mhz));
+  const double wanted = step_mhz ? *step_mhz : device.clock.step_mhz;
+  const double range = device.clock.boost_mhz - device.clock.min_mhz;
+  const double stride_mhz = std::max(wanted, range / 100.0);
+  std::vector<double> clocks;
+  double next = device.clock.min_mhz;
+  for (double f : device.supported_clocks_mhz()) {
+    if (f + 1e-9 >= next) {
+      clocks.push_back(f);
+      next = f + stride_mhz;
+    }
+  }
+  if (clocks.empty() || clocks.back() != device.clock.boost_mhz)
+    clocks.push_back(device.clock.boost_mhz);
+  return clocks;
+}
+
 ClockSweep sweep_clocks(const CostedNetwork& network, const predict::OpPredictor& predictor,
                         const predict::AnalyticalPredictor& analytical,
                         const PredictionSettings& settings, std::vector<double> clocks_mhz) {

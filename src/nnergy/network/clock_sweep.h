@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 #include "nnergy/network/network_prediction.h"
@@ -46,6 +48,12 @@ struct ClockSweep {
 /// OptimumConfidence. `values` and `stddevs` have the same, non-zero length.
 OptimumConfidence optimum_confidence(const std::vector<double>& values,
                                      const std::vector<double>& stddevs, std::size_t optimum);
+
+/// The clocks a sweep visits: the device's supported clocks from the minimum, at least `step_mhz`
+/// apart (default: the device's step), thinned to at most ~100 points; the boost clock is always
+/// the last. Throws InvalidInput naming `step_setting` for a step that is not > 0.
+std::vector<double> clocks_for_sweep(const device::DeviceSpec& device,
+                                     std::optional<double> step_mhz, std::string_view step_setting);
 
 /// Predicts the network at each of `clocks_mhz` (settings.point.clock_mhz is replaced).
 ClockSweep sweep_clocks(const CostedNetwork& network, const predict::OpPredictor& predictor,

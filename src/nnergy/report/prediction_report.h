@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -31,8 +32,8 @@ struct FigureSources {
 /// Everything a `predict` report shows.
 struct PredictionReport {
   RunContext context;
-  const graph::Network* network = nullptr;
-  const device::DeviceSpec* device = nullptr;
+  std::shared_ptr<const graph::Network> network;
+  std::shared_ptr<const device::DeviceSpec> device;
   network::NetworkPrediction prediction;
   std::optional<network::ClockSweep> sweep;
   /// Predicted under a power limit: the clock the model found (prediction is at that clock).
