@@ -64,11 +64,11 @@ TEST_F(ArchlineCli, RunWithoutKernelsOrGpuExitsThree) {
   if (fs::exists("/dev/nvidia0")) GTEST_SKIP() << "a GPU is present: run would measure it";
 #endif
   const RunResult r =
-      run({"archline", "run", "--device", "cuda:0", "--out", (dir_ / "run.csv").string()});
+      run({"archline", "run", "--gpu", "cuda:0", "--out", (dir_ / "run.csv").string()});
   EXPECT_EQ(r.exit_code, 3) << r;
 #ifdef NNERGY_HAVE_CUDA_KERNELS
   // No driver (CI), or a driver and no device.
-  EXPECT_TRUE(r.err.find("--device cuda:0: no usable GPU") != std::string::npos ||
+  EXPECT_TRUE(r.err.find("GPU cuda:0: no usable GPU") != std::string::npos ||
               r.err.find("0 CUDA device(s)") != std::string::npos)
       << r;
 #else

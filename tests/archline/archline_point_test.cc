@@ -38,7 +38,9 @@ TEST(ArchlineCsv, RoundTripsPointsAndContext) {
   b.benchmark = BenchmarkKind::kBaseline;
   b.time_s = 2;
   b.energy_j = 200;
-  const std::string text = to_csv({a, b}, "# device: a100-40gb\n# tool: nnergy\n");
+  RunContext context = RunContext::now("test");
+  context.add("device", "a100-40gb");
+  const std::string text = to_csv({a, b}, context);
   const ArchlineDataSet data = parse_archline_csv(text, "mem");
   ASSERT_EQ(data.points.size(), 2u);
   EXPECT_EQ(data.context_value("device"), "a100-40gb");

@@ -78,8 +78,8 @@ std::string archline_csv_header() {
   return header;
 }
 
-std::string to_csv(const std::vector<ArchlinePoint>& points, const std::string& context_comments) {
-  std::string out = context_comments + archline_csv_header() + "\n";
+std::string to_csv(const std::vector<ArchlinePoint>& points, const RunContext& context) {
+  std::string out = context.to_csv_comments() + archline_csv_header() + "\n";
   for (const ArchlinePoint& p : points) {
     const double intensity = p.intensity_flop_per_byte();
     out += fmt::format("{},{},{:.6g},{},{:.10g},{:.10g},{:.10g},{:.10g},{:.6g},{},{},{},{}\n",

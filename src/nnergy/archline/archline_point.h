@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "nnergy/core/run_context.h"
 #include "nnergy/device/precision.h"
 
 namespace nnergy::archline {
@@ -60,8 +61,8 @@ struct ArchlineDataSet {
 
 /// The CSV header line (without newline) written by `to_csv`; see docs/archline.md.
 std::string archline_csv_header();
-/// The points as CSV rows under `archline_csv_header()`, after `context_comments` ("# k: v" lines).
-std::string to_csv(const std::vector<ArchlinePoint>& points, const std::string& context_comments);
+/// The points as CSV rows under `archline_csv_header()`, after the context block as "# k: v" lines.
+std::string to_csv(const std::vector<ArchlinePoint>& points, const RunContext& context);
 /// Parses an archline CSV. Required columns: benchmark, precision, flop_count, bytes, time_s,
 /// energy_j; the others are optional. Throws InvalidInput naming `source`, the line and the
 /// column for a missing column, a malformed number, a negative W or Q, a non-positive T or E,

@@ -205,7 +205,7 @@ class Runner {
     int count = 0;
     const cudaError_t counted = cudaGetDeviceCount(&count);
     if (counted == cudaErrorInsufficientDriver || counted == cudaErrorNoDevice) {
-      throw DeviceError("--device cuda:" + std::to_string(o.gpu_index) + ": no usable GPU (" +
+      throw DeviceError("GPU cuda:" + std::to_string(o.gpu_index) + ": no usable GPU (" +
                         cudaGetErrorName(counted) + ": " + cudaGetErrorString(counted) +
                         "): this machine has no NVIDIA driver, or one older than the CUDA " +
                         "runtime nnergy was built with (" + std::to_string(CUDART_VERSION / 1000) +
@@ -213,7 +213,7 @@ class Runner {
     }
     check(counted, "cudaGetDeviceCount");
     if (o.gpu_index >= count) {
-      throw DeviceError("--device cuda:" + std::to_string(o.gpu_index) + ": this machine has " +
+      throw DeviceError("GPU cuda:" + std::to_string(o.gpu_index) + ": this machine has " +
                         std::to_string(count) + " CUDA device(s)");
     }
     check(cudaSetDevice(o.gpu_index), "cudaSetDevice");
