@@ -33,7 +33,7 @@ struct PredictOptions {
   bool sweep = false;
   std::optional<double> sweep_step_mhz;
   std::string precision = "fp32";
-  std::string optimizer = "sgd-momentum";
+  std::optional<std::string> optimizer;
   std::string whitelist;
   std::size_t top = 25;
   std::string order = "energy";
@@ -82,7 +82,7 @@ api::PredictRequest to_request(const PredictOptions& o, const std::string& comma
   r.host_launch_us = o.host_launch_us;
   r.sweep_clocks = o.sweep;
   r.sweep_step_mhz = o.sweep_step_mhz;
-  r.optimizer = graph::parse_optimizer(o.optimizer, "--optimizer");
+  if (o.optimizer) r.optimizer = graph::parse_optimizer(*o.optimizer, "--optimizer");
   if (!o.whitelist.empty()) r.whitelist = graph::Whitelist::parse(o.whitelist, "--whitelist");
   r.error = o.error;
   r.alpha = o.alpha;
@@ -144,8 +144,8 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
                   "clock step of the sweep in MHz (default: the device's, at most ~100 points)");
   cmd->add_option("--precision", options->precision, "fp32, tf32, fp16, bf16 or fp64")
       ->capture_default_str();
-  cmd->add_option("--optimizer", options->optimizer, "training: sgd, sgd-momentum, adam or adamw")
-      ->capture_default_str();
+  cmd->add_option("--optimizer", options->optimizer,
+                  "training: sgd, sgd-momentum (default), adam or adamw");
   cmd->add_option("--whitelist", options->whitelist,
                   "comma-separated compute-relevant ONNX op types (default: the standard list); "
                   "others are flagged, still predicted");

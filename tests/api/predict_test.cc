@@ -80,3 +80,21 @@ TEST(ApiPredict, ASweepVisitsTheBoostClockLast) {
 
 }  // namespace
 }  // namespace nnergy::api
+
+namespace nnergy::api {
+namespace {
+
+TEST(ApiPredict, AnOptimizerGivenForInferenceIsIgnoredWithAWarning) {
+  PredictRequest r;
+  r.model = "resnet50";
+  r.optimizer = graph::Optimizer::kAdam;
+  const report::PredictionReport report = predict(r);
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_EQ(report.warnings[0],
+            "optimizer=adam: an optimizer applies to training only; ignored in inference");
+  r.mode = predict::Mode::kTraining;
+  EXPECT_TRUE(predict(r).warnings.empty());
+}
+
+}  // namespace
+}  // namespace nnergy::api

@@ -32,6 +32,10 @@ std::string given(const PredictRequest& r, std::string_view setting, const T& va
   return setting_with_value(r.names, setting, fmt::format("{}", value));
 }
 
+graph::Optimizer settings_optimizer(const PredictRequest& r) {
+  return r.optimizer.value_or(graph::Optimizer::kSgdMomentum);
+}
+
 // Checks what can be checked before anything is loaded.
 void check_request(const PredictRequest& r) {
   if (r.batch && *r.batch <= 0)
@@ -78,7 +82,7 @@ std::string memory_exceeded_message(const PredictRequest& r, const graph::Networ
                                      given(r, "mode", predict::to_string(r.mode)),
                                      given(r, "precision", device::to_string(r.precision)));
   if (m.mode == predict::Mode::kTraining)
-    settings += " " + given(r, "optimizer", graph::to_string(r.optimizer));
+    settings += " " + given(r, "optimizer", graph::to_string(settings_optimizer(r)));
   std::string fits;
   if (m.largest_fitting_batch && *m.largest_fitting_batch > 0) {
     fits = fmt::format("the largest batch that fits is about {}", *m.largest_fitting_batch);
@@ -133,7 +137,7 @@ report::PredictionReport predict(const PredictRequest& r) {
   settings.mode = r.mode;
   settings.point.precision = r.precision;
   settings.point.clock_mhz = r.clock_mhz.value_or(device->clock.boost_mhz);
-  settings.optimizer = r.optimizer;
+  settings.optimizer = settings_optimizer(r);
   settings.host_launch_s =
       r.host_launch_us ? *r.host_launch_us * 1e-6
                        : (catalog.calibration() ? catalog.calibration()->host_launch_s : 0.0);
@@ -174,6 +178,11 @@ report::PredictionReport predict(const PredictRequest& r) {
   const predict::OpPredictor& predictor =
       learned ? static_cast<const predict::OpPredictor&>(*learned) : analytical;
   report.memory = memory;
+  if (r.optimizer && settings.mode == predict::Mode::kInference) {
+    report.warnings.push_back(
+        fmt::format("{}: an optimizer applies to training only; ignored in inference",
+                    given(r, "optimizer", graph::to_string(*r.optimizer))));
+  }
   if (settings.mode == predict::Mode::kTraining && !is_zoo_file(model_path, data_dir)) {
     const graph::FoldedBatchNormSignature folded = graph::detect_folded_batch_norm(*net);
     if (folded.matches) report.warnings.push_back(graph::folded_batch_norm_warning(folded));

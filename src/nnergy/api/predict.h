@@ -42,8 +42,10 @@ struct PredictRequest {
   std::optional<double> host_launch_us;  ///< default: the calibrated eager value, µs
   bool sweep_clocks = false;             ///< predict over the device's clocks too
   std::optional<double> sweep_step_mhz;  ///< default: the device's step, ≤ ~100 points
-  graph::Optimizer optimizer = graph::Optimizer::kSgdMomentum;  ///< training only
-  std::optional<graph::Whitelist> whitelist;                    ///< default: the standard list
+  /// The optimizer of a training step; default: SGD with momentum. Given for inference, it is
+  /// ignored with a warning in the result.
+  std::optional<graph::Optimizer> optimizer;
+  std::optional<graph::Whitelist> whitelist;  ///< default: the standard list
   /// Classification error (fraction) and α for the energy-precision ratio; both or neither.
   std::optional<double> error;
   std::optional<double> alpha;
