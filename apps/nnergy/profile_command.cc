@@ -1,12 +1,165 @@
-// `nnergy profile`: the flags. The campaign runs in the LibTorch plugin (profile_run.cc).
+// `nnergy profile`: the flags. The campaign runs in the LibTorch plugin (profile/profile_session.h
+// through torch_plugin.h).
+#include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "command.h"
-#include "profile_options.h"
+#include "nnergy/core/error.h"
+#include "nnergy/core/text.h"
+#include "nnergy/measure/cuda_device_mapping.h"
 #include "torch_plugin.h"
 
 namespace nnergy::cli {
+
+namespace {
+
+struct ProfileOptions {
+  std::string models;
+  std::string networks;
+  std::string modes = "inference";
+  std::string gpu;
+  std::string device;
+  std::string db;
+  std::optional<double> min_time_s;
+  int repeats = 3;
+  std::string dtype = "fp32";
+  bool tf32 = false;
+  std::int64_t batch = 1;
+  std::string shard = "1/1";
+  bool dry_run = false;
+  std::string whitelist;
+  int threads = 0;
+  std::string clocks_mhz;
+};
+
+// Set by SIGINT/SIGTERM; the campaign reads it between steps.
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+void request_stop(int) { g_stop.store(true); }
+
+// Installs the stop handler for the campaign's duration and restores the previous ones.
+class StopOnSignal {
+ public:
+  StopOnSignal() {
+    g_stop.store(false);
+    struct sigaction action {};
+    action.sa_handler = request_stop;
+    sigemptyset(&action.sa_mask);
+    sigaction(SIGINT, &action, &previous_[0]);
+    sigaction(SIGTERM, &action, &previous_[1]);
+  }
+  ~StopOnSignal() {
+    sigaction(SIGINT, &previous_[0], nullptr);
+    sigaction(SIGTERM, &previous_[1], nullptr);
+  }
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+
+ private:
+  struct sigaction previous_[2]{};
+};
+
+// --gpu N|cuda:N, or the older --device cpu|cuda:N → the CUDA ordinal; empty: the CPU.
+std::optional<int> cuda_device(const ProfileOptions& o) {
+  if (!o.gpu.empty()) {
+    if (const std::optional<int> index = measure::parse_cuda_ordinal(o.gpu)) return index;
+    throw InvalidInput(
+        fmt::format("--gpu '{}': expected N or cuda:N, a CUDA device ordinal", o.gpu));
+  }
+  if (o.device.empty() || o.device == "cpu") return std::nullopt;
+  if (o.device == "cuda") return 0;
+  if (o.device.rfind("cuda:", 0) == 0) {
+    if (const std::optional<int> index = measure::parse_cuda_ordinal(o.device)) return index;
+  }
+  throw InvalidInput(fmt::format("--device '{}': expected cpu or cuda:N", o.device));
+}
+
+// "900,1200,default" → {900, 1200, 0}; empty text → {}.
+std::vector<std::int64_t> parse_clocks(const std::string& text) {
+  std::vector<std::int64_t> clocks;
+  if (text.empty()) return clocks;
+  for (const std::string& item : split_trimmed(text, ',')) {
+    if (item == "default") {
+      clocks.push_back(0);
+      continue;
+    }
+    if (item.empty() || item.size() > 6 ||
+        !std::all_of(item.begin(), item.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+      throw InvalidInput(fmt::format(
+          "--clocks-mhz {}: '{}' is not a clock; expected MHz as whole numbers, or 'default'", text,
+          item));
+    }
+    clocks.push_back(std::stoll(item));
+  }
+  return clocks;
+}
+
+profile::ProfileRequest to_request(const ProfileOptions& o, const std::string& command_line) {
+  if (!o.gpu.empty() && !o.device.empty())
+    throw InvalidInput("--gpu and --device: give the GPU with --gpu only");
+  if (o.models.empty() == o.networks.empty()) {
+    throw InvalidInput(
+        "--models or --networks: give exactly one (--networks also measures each whole network)");
+  }
+  profile::ProfileRequest r;
+  r.names = SettingNames::kFlag;
+  r.command_line = command_line;
+  r.models = split_trimmed(o.models.empty() ? o.networks : o.models, ',');
+  r.measure_networks = !o.networks.empty();
+  r.modes = o.modes;
+  r.cuda_device = cuda_device(o);
+  r.db = o.db;
+  r.min_time_s = o.min_time_s;
+  r.repeats = o.repeats;
+  r.dtype = o.dtype;
+  r.tf32 = o.tf32;
+  r.batch = o.batch;
+  r.shard = dataset::Shard::parse(o.shard, "--shard");
+  r.dry_run = o.dry_run;
+  if (!o.whitelist.empty()) r.whitelist = graph::Whitelist::parse(o.whitelist, "--whitelist");
+  r.threads = o.threads;
+  r.clocks_mhz = parse_clocks(o.clocks_mhz);
+  return r;
+}
+
+CommandResult run_profile(const ProfileOptions& o, const std::string& command_line) {
+  const profile::ProfileRequest request = to_request(o, command_line);
+  const TorchPluginApi& plugin = torch_plugin();
+  const bool tty = isatty(STDERR_FILENO) != 0;
+  profile::ProfileHooks hooks;
+  hooks.stop = &g_stop;
+  hooks.progress = [tty](const std::string& line, bool finished) {
+    // On a terminal the line is rewritten in place; the escape clears what a longer one left.
+    if (tty) {
+      std::fprintf(stderr, "\r%s\x1b[K%s", line.c_str(), finished ? "\n" : "");
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    std::fflush(stderr);
+  };
+  profile::ProfileResult result;
+  {
+    StopOnSignal stop_on_signal;
+    result = plugin.run_profile(request, hooks);
+  }
+  if (result.summary.interrupted) {
+    std::fprintf(stderr, "nnergy: interrupted: the measurement in flight was discarded\n");
+    return {plugin.render_profile(result), 130};
+  }
+  return {plugin.render_profile(result), 0};
+}
+
+}  // namespace
 
 void add_profile_command(CLI::App& app, CommandRun* selected, const std::string& command_line) {
   auto o = std::make_shared<ProfileOptions>();
@@ -17,9 +170,10 @@ void add_profile_command(CLI::App& app, CommandRun* selected, const std::string&
                   "as --models, and also measure each whole network (for `dataset validate`)");
   cmd->add_option("--modes", o->modes, "comma-separated: inference, training")
       ->capture_default_str();
-  cmd->add_option("--device", o->device,
-                  "cpu, or cuda:N (needs a CUDA LibTorch and NVML; Debian's LibTorch is CPU-only)")
-      ->capture_default_str();
+  cmd->add_option("--gpu", o->gpu,
+                  "measure on this CUDA device, N or cuda:N (needs a CUDA LibTorch and NVML; "
+                  "Debian's LibTorch is CPU-only); default: the CPU");
+  cmd->add_option("--device", o->device, "older spelling of the device: cpu or cuda:N");
   cmd->add_option("--db", o->db, "SQLite dataset file (created when missing)");
   cmd->add_option("--min-time-s", o->min_time_s,
                   "minimum duration of one measurement, s (default: 1 on CUDA, 0.2 on the CPU)");
@@ -39,7 +193,7 @@ void add_profile_command(CLI::App& app, CommandRun* selected, const std::string&
                   "CUDA: comma-separated core clocks to lock, MHz, one after the other; 0 or "
                   "'default' = the unlocked default clock (locking needs root)");
   cmd->callback([o, selected, command_line] {
-    *selected = [o, command_line] { return torch_plugin().run_profile(*o, command_line); };
+    *selected = [o, command_line] { return run_profile(*o, command_line); };
   });
 }
 

@@ -3,9 +3,8 @@
 #include <memory>
 #include <string>
 
-#include "command.h"
 #include "nnergy/predict/regressor.h"
-#include "profile_options.h"
+#include "nnergy/profile/profile_session.h"
 
 namespace nnergy::cli {
 
@@ -15,15 +14,16 @@ namespace nnergy::cli {
 /// `nnergy profile` and the resnet regressor use it; now only they load it.
 struct TorchPluginApi {
   int version = 0;  ///< kTorchPluginApiVersion of the plugin's build
-  /// Runs `nnergy profile` (profile_run.cc).
-  CommandResult (*run_profile)(const ProfileOptions& options,
-                               const std::string& command_line) = nullptr;
+  /// profile::run_profile and its text reporter (profile/profile_session.h).
+  profile::ProfileResult (*run_profile)(const profile::ProfileRequest& request,
+                                        const profile::ProfileHooks& hooks) = nullptr;
+  std::string (*render_profile)(const profile::ProfileResult& result) = nullptr;
   /// A fresh ResnetRegressor (predict/resnet_regressor.h).
   std::unique_ptr<predict::Regressor> (*make_resnet)() = nullptr;
 };
 
 /// Bumped whenever TorchPluginApi or a type it passes changes: executable and plugin must agree.
-inline constexpr int kTorchPluginApiVersion = 1;
+inline constexpr int kTorchPluginApiVersion = 2;
 
 /// The plugin's entry point, exported with C linkage so that dlsym finds it by this name.
 extern "C" const TorchPluginApi* nnergy_torch_plugin_api();

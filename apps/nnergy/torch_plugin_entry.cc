@@ -5,18 +5,21 @@
 
 namespace nnergy::cli {
 
-CommandResult run_profile(const ProfileOptions& options, const std::string& command_line);
-
 namespace {
 
 std::unique_ptr<predict::Regressor> make_resnet() {
   return std::make_unique<predict::ResnetRegressor>();
 }
 
+std::string render_profile(const profile::ProfileResult& result) {
+  return profile::render_text(result);
+}
+
 }  // namespace
 
 extern "C" const TorchPluginApi* nnergy_torch_plugin_api() {
-  static const TorchPluginApi api{kTorchPluginApiVersion, &run_profile, &make_resnet};
+  static const TorchPluginApi api{kTorchPluginApiVersion, &profile::run_profile, &render_profile,
+                                  &make_resnet};
   return &api;
 }
 

@@ -44,3 +44,17 @@ TEST(RunContextCsvComments, KeepAMultiLineValueOnItsLine) {
 
 }  // namespace
 }  // namespace nnergy
+
+namespace nnergy {
+namespace {
+
+TEST(DurationText, RoundsToWhatMattersAtItsSize) {
+  EXPECT_EQ(duration_text(0.4), "0 s");
+  EXPECT_EQ(duration_text(42.4), "42 s");
+  EXPECT_EQ(duration_text(185), "3 min 05 s");
+  EXPECT_EQ(duration_text(239.7), "4 min 00 s");
+  EXPECT_EQ(duration_text(7800), "2 h 10 min");
+}
+
+}  // namespace
+}  // namespace nnergy

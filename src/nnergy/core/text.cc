@@ -1,5 +1,10 @@
 #include "nnergy/core/text.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
 namespace nnergy {
 
 std::string_view trim(std::string_view text) {
@@ -20,6 +25,14 @@ std::vector<std::string> split_trimmed(std::string_view text, char separator) {
     if (end == std::string_view::npos) return pieces;
     start = end + 1;
   }
+}
+
+std::string duration_text(double seconds) {
+  const long long s = std::llround(std::max(seconds, 0.0));
+  if (s < 60) return fmt::format("{} s", s);
+  if (s < 3600) return fmt::format("{} min {:02} s", s / 60, s % 60);
+  const long long minutes = (s + 30) / 60;
+  return fmt::format("{} h {:02} min", minutes / 60, minutes % 60);
 }
 
 }  // namespace nnergy

@@ -13,4 +13,8 @@ std::string_view trim(std::string_view text);
 /// so that "a,,b" gives {"a", "", "b"} and callers can name the empty item.
 std::vector<std::string> split_trimmed(std::string_view text, char separator);
 
+/// A duration for people, rounded to what matters at its size: "42 s", "3 min 05 s",
+/// "2 h 10 min". `seconds` ≥ 0.
+std::string duration_text(double seconds);
+
 }  // namespace nnergy
