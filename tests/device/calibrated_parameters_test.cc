@@ -134,5 +134,34 @@ TEST(CalibratedParameters, TheDefaultCatalogIsCalibratedAndSaysSo) {
   EXPECT_TRUE(catalog.find("h100-sxm").calibration.transferred);
 }
 
+TEST(CalibratedParameters, TheAddedDevicesGetTheirGenerationsCalibration) {
+  const DeviceCatalog catalog = DeviceCatalog::load_default(kDataDir);
+  // Measured generations (data/calibration/calibrated.json): their own fit.
+  for (const auto& [id, generation] : {std::pair{"a100-pcie-80gb", "Ampere"},
+                                       std::pair{"a10", "Ampere"}, std::pair{"t4", "Turing"}}) {
+    SCOPED_TRACE(id);
+    const DeviceSpec& d = catalog.find(id);
+    EXPECT_EQ(d.generation(), generation);
+    EXPECT_EQ(d.calibration.from_generation, generation);
+    EXPECT_FALSE(d.calibration.transferred);
+    EXPECT_TRUE(d.efficiency.tensor.has_value());
+  }
+  // Hopper and Ada have no measurements: transferred, with the larger spread.
+  for (const auto& [id, generation] :
+       {std::pair{"h100-pcie", "Hopper"}, std::pair{"l4", "Ada"}, std::pair{"l40", "Ada"}}) {
+    SCOPED_TRACE(id);
+    const DeviceSpec& d = catalog.find(id);
+    EXPECT_EQ(d.generation(), generation);
+    EXPECT_TRUE(d.calibration.transferred);
+    EXPECT_NE(d.calibration.provenance.find("transferred from"), std::string::npos);
+    EXPECT_GE(d.calibration.time_log_sigma, catalog.calibration()->transferred_time_log_sigma);
+  }
+  // The L40's tensor peaks (FP32 accumulate at half rate) are not matrix-unit peaks.
+  EXPECT_FALSE(catalog.find("l40").has_matrix_units(Precision::kFp16));
+  EXPECT_TRUE(catalog.find("l4").has_matrix_units(Precision::kFp16));
+  // AMD devices keep the catalog's own estimates.
+  EXPECT_TRUE(catalog.find("mi300x").calibration.provenance.empty());
+}
+
 }  // namespace
 }  // namespace nnergy::device

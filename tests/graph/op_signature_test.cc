@@ -5,6 +5,7 @@
 
 #include "nnergy/core/error.h"
 #include "nnergy/graph/onnx_importer.h"
+#include "nnergy/graph/op_catalog.h"
 #include "onnx_builder.h"
 
 namespace nnergy::graph {
@@ -59,6 +60,43 @@ TEST(Whitelist, ParseRejectsEmptyAndMalformedLists) {
   EXPECT_THROW(Whitelist::parse(" , ", "--whitelist"), InvalidInput);
   EXPECT_THROW(Whitelist::parse("Conv;Gemm", "--whitelist"), InvalidInput);
   EXPECT_EQ(Whitelist::parse("Conv, Gemm", "--whitelist").ops().size(), 2u);
+}
+
+std::string whitelist_message(const std::string& list) {
+  try {
+    Whitelist::parse(list, "--whitelist");
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  return "(no InvalidInput thrown)";
+}
+
+TEST(Whitelist, ParseRejectsAnUnknownOperatorTypeAndSuggestsTheNearest) {
+  EXPECT_EQ(whitelist_message("Conv,MaxPol"),
+            "--whitelist 'Conv,MaxPol': expected ONNX operator types (e.g. Conv, Gemm, MatMul, "
+            "Relu; case-sensitive), found 'MaxPol'; did you mean 'MaxPool'? correct or remove it "
+            "(a custom-domain type is written domain.Type)");
+  // ONNX names are case-sensitive: "conv" would match no node.
+  using ::testing::HasSubstr;
+  EXPECT_THAT(whitelist_message("conv"), HasSubstr("found 'conv'; did you mean 'Conv'?"));
+  EXPECT_THAT(whitelist_message("Rleu, Gemm"), HasSubstr("found 'Rleu'; did you mean 'Relu'?"));
+  EXPECT_THAT(whitelist_message("Gemm,Linear"), HasSubstr("found 'Linear'; correct or remove it"));
+}
+
+TEST(Whitelist, ParseAcceptsEveryKnownOnnxTypeAndCustomDomainTypes) {
+  // The standard list, and every type the op catalog costs.
+  const Whitelist standard = Whitelist::standard();
+  std::string list;
+  for (const std::string& op : standard.ops()) list += op + ",";
+  EXPECT_EQ(Whitelist::parse(list, "--whitelist").ops(), standard.ops());
+  for (const std::string& op : known_op_types()) {
+    EXPECT_NO_THROW(Whitelist::parse(op, "--whitelist")) << op;
+  }
+  // A standard ONNX operator the catalog costs only by its fallback, and custom-domain types
+  // as the importer names them (domain.Type), which cannot be checked.
+  EXPECT_TRUE(Whitelist::parse("LRN", "--whitelist").contains("LRN"));
+  EXPECT_TRUE(Whitelist::parse("com.microsoft.FusedConv, Conv", "--whitelist")
+                  .contains("com.microsoft.FusedConv"));
 }
 
 }  // namespace

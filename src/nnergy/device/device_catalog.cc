@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/nearest_name.h"
 #include "nnergy/core/units.h"
 
 namespace nnergy::device {
@@ -286,18 +287,89 @@ void DeviceCatalog::merge(const DeviceCatalog& other) {
   sources_.insert(sources_.end(), other.sources_.begin(), other.sources_.end());
 }
 
-const DeviceSpec& DeviceCatalog::find(const std::string& id_or_alias) const {
-  const std::string key = lower(id_or_alias);
+std::string normalize_device_name(std::string_view name) {
+  std::vector<std::string> words;
+  std::string word;
+  for (const char c : name) {
+    if (c == ' ' || c == '-' || c == '_' || c == '\t') {
+      if (!word.empty()) words.push_back(std::move(word));
+      word.clear();
+    } else {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  static const std::vector<std::string> kVendorWords = {"nvidia", "tesla", "geforce", "amd",
+                                                        "instinct"};
+  std::size_t first = 0;
+  while (first + 1 < words.size() &&
+         std::find(kVendorWords.begin(), kVendorWords.end(), words[first]) != kVendorWords.end()) {
+    ++first;
+  }
+  std::string out;
+  for (std::size_t i = first; i < words.size(); ++i) {
+    if (!out.empty()) out += ' ';
+    out += words[i];
+  }
+  return out;
+}
+
+const DeviceSpec& DeviceCatalog::find(const std::string& name, std::string_view where) const {
+  const std::string key = lower(name);
   for (const DeviceSpec& d : devices_) {
     if (d.id == key) return d;
   }
   for (const DeviceSpec& d : devices_) {
     if (std::find(d.aliases.begin(), d.aliases.end(), key) != d.aliases.end()) return d;
   }
+
+  const std::string wanted = normalize_device_name(name);
+  auto named = [&](const DeviceSpec& d) {
+    if (normalize_device_name(d.id) == wanted || normalize_device_name(d.name) == wanted) {
+      return true;
+    }
+    return std::any_of(d.aliases.begin(), d.aliases.end(), [&](const std::string& alias) {
+      return normalize_device_name(alias) == wanted;
+    });
+  };
+  std::vector<const DeviceSpec*> matches;
+  if (!wanted.empty()) {
+    for (const DeviceSpec& d : devices_) {
+      if (named(d)) matches.push_back(&d);
+    }
+  }
+  if (matches.size() == 1) return *matches.front();
+  if (matches.size() > 1) {
+    std::vector<std::string> candidates;
+    for (const DeviceSpec* d : matches) candidates.push_back(d->id + " (" + d->name + ")");
+    throw InvalidInput(std::string(where) + ": expected the name of one device, found '" + name +
+                       "', which matches " + std::to_string(matches.size()) +
+                       " devices once case, '-', '_', spaces and vendor words are ignored: " +
+                       join_with_commas(candidates) + "; give one of these ids");
+  }
+
+  // Nothing matches: the nearest id or alias, compared in normalised form, if it is close.
   std::vector<std::string> ids;
-  for (const DeviceSpec& d : devices_) ids.push_back(d.id);
-  throw InvalidInput("--device " + id_or_alias + ": unknown device; accepted: " +
-                     join_with_commas(ids) + " (or an alias; `nnergy devices` lists them)");
+  std::vector<std::string> names;     // ids and aliases
+  std::vector<std::string> owners;    // the id of each
+  std::vector<std::string> compared;  // their normalised forms
+  for (const DeviceSpec& d : devices_) {
+    ids.push_back(d.id);
+    names.push_back(d.id);
+    for (const std::string& alias : d.aliases) names.push_back(alias);
+    owners.resize(names.size(), d.id);
+  }
+  for (const std::string& n : names) compared.push_back(normalize_device_name(n));
+  std::string suggestion;
+  if (const std::optional<std::size_t> i = nearest_index(wanted, compared); i && !wanted.empty()) {
+    suggestion = "did you mean '" + names[*i] + "'" +
+                 (owners[*i] != names[*i] ? " (" + owners[*i] + ")" : "") + "? ";
+  }
+  throw InvalidInput(std::string(where) +
+                     ": expected a device of the catalog (an id, an alias or the GPU's name as "
+                     "the driver reports it), found '" +
+                     name + "'; " + suggestion + "accepted ids: " + join_with_commas(ids) +
+                     " (`nnergy devices` lists them with their aliases)");
 }
 
 }  // namespace nnergy::device

@@ -3,12 +3,19 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nnergy/device/calibrated_parameters.h"
 #include "nnergy/device/device_spec.h"
 
 namespace nnergy::device {
+
+/// `name` as DeviceCatalog::find compares it: ASCII lower case; '-', '_' and spaces all read as
+/// one space, repeats and ends dropped; then leading vendor words ("nvidia", "tesla", "geforce",
+/// "amd", "instinct"; any number of them) dropped, unless nothing would be left. "NVIDIA
+/// GeForce RTX 2080 Ti" → "rtx 2080 ti", "Tesla V100-SXM2-32GB" → "v100 sxm2 32gb".
+std::string normalize_device_name(std::string_view name);
 
 /// The device catalog: data/devices.json, optionally overridden by a user file whose devices
 /// replace built-in ones with the same id and add new ones.
@@ -33,8 +40,18 @@ class DeviceCatalog {
   /// "efficiency" takes the calibration (apply_calibration).
   void merge(const DeviceCatalog& other);
 
-  /// The device with this id or alias (case-insensitive); InvalidInput listing the ids otherwise.
-  const DeviceSpec& find(const std::string& id_or_alias) const;
+  /// The device `name` refers to: its id, an alias, its catalog name or the name the driver
+  /// reports for it (nvidia-smi's "NVIDIA A100-SXM4-40GB", "Tesla T4"). Tried in order:
+  ///  1. an id equal to `name` apart from ASCII case, then such an alias;
+  ///  2. the normalised `name` (normalize_device_name) equal to the normalised id, an alias or
+  ///     the catalog name of exactly one device ("nvidia geforce rtx_4090" → rtx-4090).
+  /// Driver names that normalisation cannot reach ("NVIDIA H100 80GB HBM3" for the SXM5 part)
+  /// are listed as aliases in the catalog file. Throws InvalidInput naming `where` (a flag, a
+  /// file and field, …): listing the candidates when the normalised name matches several
+  /// devices (possible only once a user catalog adds look-alike ids), or, when nothing
+  /// matches, with "did you mean" the nearest id or alias by edit distance if it is close (see
+  /// nearest_name) and the accepted ids.
+  const DeviceSpec& find(const std::string& name, std::string_view where = "device") const;
   const std::vector<DeviceSpec>& devices() const { return devices_; }
   /// Files the catalog was read from, in order.
   const std::vector<std::string>& sources() const { return sources_; }

@@ -1,6 +1,12 @@
 #include "nnergy/device/precision.h"
 
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <utility>
+
 #include "nnergy/core/error.h"
+#include "nnergy/core/nearest_name.h"
 
 namespace nnergy::device {
 
@@ -27,11 +33,26 @@ const std::vector<Precision>& all_precisions() {
 }
 
 Precision parse_precision(std::string_view name, std::string_view flag) {
-  for (Precision p : all_precisions()) {
-    if (to_string(p) == name) return p;
+  // Every accepted spelling, lower case, and its precision; the catalog names first.
+  static const std::vector<std::pair<std::string, Precision>> kNames = {
+      {"fp32", Precision::kFp32},    {"fp64", Precision::kFp64},    {"tf32", Precision::kTf32},
+      {"fp16", Precision::kFp16},    {"bf16", Precision::kBf16},    {"float32", Precision::kFp32},
+      {"float", Precision::kFp32},   {"float64", Precision::kFp64}, {"double", Precision::kFp64},
+      {"float16", Precision::kFp16}, {"half", Precision::kFp16},    {"bfloat16", Precision::kBf16}};
+  std::string key(name);
+  std::transform(key.begin(), key.end(), key.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::vector<std::string> spellings;
+  for (const auto& [spelling, precision] : kNames) {
+    if (spelling == key) return precision;
+    spellings.push_back(spelling);
   }
-  throw InvalidInput(std::string(flag) + " " + std::string(name) +
-                     ": unknown precision; accepted: fp32, fp64, tf32, fp16, bf16");
+  const std::string hint = did_you_mean(name, spellings);
+  throw InvalidInput(std::string(flag) +
+                     ": expected a precision, fp32, fp64, tf32, fp16 or bf16 (any case; also "
+                     "float32, float, float64, double, float16, half, bfloat16), found '" +
+                     std::string(name) + "' (unknown precision)" +
+                     (hint.empty() ? "" : "; " + hint));
 }
 
 }  // namespace nnergy::device

@@ -12,7 +12,11 @@ enum class Precision { kFp32, kFp64, kTf32, kFp16, kBf16 };
 
 /// "fp32", "fp64", "tf32", "fp16", "bf16".
 std::string_view to_string(Precision precision);
-/// Parses the names above; throws InvalidInput naming `flag` otherwise.
+/// Parses the names above and their common spellings, in any ASCII case: "float32" and
+/// "float" for fp32, "float64" and "double" for fp64, "float16" and "half" for fp16,
+/// "bfloat16" for bf16 ("FP16", "Half", "BFloat16" all parse). Throws InvalidInput naming
+/// `flag` (a flag, a file and column, …) otherwise, with the accepted names and, for a near
+/// miss, "did you mean".
 Precision parse_precision(std::string_view name, std::string_view flag);
 /// All precisions, in the order above.
 const std::vector<Precision>& all_precisions();

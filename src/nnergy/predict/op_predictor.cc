@@ -1,6 +1,10 @@
 #include "nnergy/predict/op_predictor.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include "nnergy/core/error.h"
+#include "nnergy/core/nearest_name.h"
 
 namespace nnergy::predict {
 
@@ -22,9 +26,16 @@ graph::DataType storage_type(device::Precision precision) {
 }
 
 Mode parse_mode(const std::string& name, const std::string& flag) {
-  if (name == "inference") return Mode::kInference;
-  if (name == "training") return Mode::kTraining;
-  throw InvalidInput(flag + " " + name + ": unknown mode; accepted: inference, training");
+  std::string key = name;
+  std::transform(key.begin(), key.end(), key.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (key == "inference" || key == "infer") return Mode::kInference;
+  if (key == "training" || key == "train") return Mode::kTraining;
+  const std::string hint = did_you_mean(name, {"inference", "training", "infer", "train"});
+  throw InvalidInput(flag +
+                     ": expected a mode, inference or training (any case; also infer, train), "
+                     "found '" +
+                     name + "'" + (hint.empty() ? "" : "; " + hint));
 }
 
 }  // namespace nnergy::predict

@@ -13,7 +13,9 @@ enum class Mode { kInference, kTraining };
 
 /// "inference", "training".
 std::string to_string(Mode mode);
-/// Parses the names above; throws InvalidInput naming `flag` otherwise.
+/// Parses "inference" (or "infer") and "training" (or "train"), in any ASCII case. Throws
+/// InvalidInput naming `flag` otherwise, with the accepted names and, for a near miss,
+/// "did you mean".
 Mode parse_mode(const std::string& name, const std::string& flag);
 
 /// Element type tensors are stored in at `precision` (tf32 computes on fp32 storage).

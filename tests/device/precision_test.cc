@@ -1,0 +1,53 @@
+#include "nnergy/device/precision.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "nnergy/core/error.h"
+
+namespace nnergy::device {
+namespace {
+
+TEST(Precision, ParsesCatalogNamesAndCommonSpellingsInAnyCase) {
+  const std::pair<const char*, Precision> known[] = {
+      {"fp32", Precision::kFp32},     {"Fp32", Precision::kFp32},     {"FP32", Precision::kFp32},
+      {"float32", Precision::kFp32},  {"float", Precision::kFp32},    {"Float", Precision::kFp32},
+      {"fp64", Precision::kFp64},     {"float64", Precision::kFp64},  {"double", Precision::kFp64},
+      {"tf32", Precision::kTf32},     {"TF32", Precision::kTf32},     {"fp16", Precision::kFp16},
+      {"FP16", Precision::kFp16},     {"float16", Precision::kFp16},  {"half", Precision::kFp16},
+      {"Half", Precision::kFp16},     {"bf16", Precision::kBf16},     {"BF16", Precision::kBf16},
+      {"bfloat16", Precision::kBf16}, {"BFloat16", Precision::kBf16},
+  };
+  for (const auto& [name, precision] : known) {
+    EXPECT_EQ(parse_precision(name, "--precision"), precision) << name;
+  }
+  // Every precision's own name round-trips.
+  for (Precision p : all_precisions()) EXPECT_EQ(parse_precision(to_string(p), "x"), p);
+}
+
+std::string precision_message(const std::string& name) {
+  try {
+    parse_precision(name, "--precision");
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  return "(no InvalidInput thrown)";
+}
+
+TEST(Precision, UnknownNameListsTheAcceptedNamesAndTheNearest) {
+  const std::string accepted =
+      "--precision: expected a precision, fp32, fp64, tf32, fp16 or bf16 (any case; also "
+      "float32, float, float64, double, float16, half, bfloat16), found ";
+  EXPECT_EQ(precision_message("int8"), accepted + "'int8' (unknown precision)");
+  EXPECT_EQ(precision_message("fp166"),
+            accepted + "'fp166' (unknown precision); did you mean 'fp16'?");
+  EXPECT_EQ(precision_message("doubel"),
+            accepted + "'doubel' (unknown precision); did you mean 'double'?");
+  EXPECT_EQ(precision_message("FP 16"),
+            accepted + "'FP 16' (unknown precision); did you mean 'fp16'?");
+}
+
+}  // namespace
+}  // namespace nnergy::device
