@@ -51,7 +51,7 @@ report::ArchlinePeaks peaks_for(const ArchlineFitRequest& r, const device::Devic
                                 const archline::ArchlineFitResult& fit) {
   const std::string id = r.device.value_or(data.context_value("catalog_device").value_or(""));
   if (!id.empty()) {
-    const device::DeviceSpec& d = catalog.find(id);
+    const device::DeviceSpec& d = catalog.find(id, setting_name(r.names, "device"));
     if (d.peak(fit.precision)) {
       const ArchlineModel m = ArchlineModel::from_device(d, fit.precision);
       return {m.peak_flop_per_s, m.bandwidth_byte_per_s, "catalog device " + d.id};
@@ -98,7 +98,7 @@ report::ArchlineFitReport fit_file(const ArchlineFitRequest& r) {
 
 report::ArchlineShowReport archline_show(const ArchlineShowRequest& r) {
   const device::DeviceCatalog catalog = load_catalog(r.devices_file);
-  const device::DeviceSpec& d = catalog.find(r.device);
+  const device::DeviceSpec& d = catalog.find(r.device, setting_name(r.names, "device"));
   report::ArchlineShowReport report;
   report.device_id = d.id;
   report.device_name = d.name;
@@ -123,7 +123,7 @@ report::ArchlineFileReport archline_synth(const ArchlineSynthRequest& r) {
                        ": expected a relative noise in [0, 1)");
   }
   const device::DeviceCatalog catalog = load_catalog(r.devices_file);
-  const device::DeviceSpec& d = catalog.find(r.device);
+  const device::DeviceSpec& d = catalog.find(r.device, setting_name(r.names, "device"));
   std::vector<archline::ArchlinePoint> points;
   RunContext context = RunContext::now(r.command_line);
   context.add("kind", "archline benchmark points (synthetic)")

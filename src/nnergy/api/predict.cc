@@ -130,7 +130,8 @@ report::PredictionReport predict(const PredictRequest& r) {
   // A model file is loaded first: its device is the default device.
   const std::shared_ptr<const learn::ModelFile> model = load_model_file(r);
   auto device = std::make_shared<const device::DeviceSpec>(catalog.find(
-      r.device.value_or(model ? model->device().catalog_id : std::string(kDefaultPredictDevice))));
+      r.device.value_or(model ? model->device().catalog_id : std::string(kDefaultPredictDevice)),
+      name(r, "device")));
   check_against_device(r, *device);
 
   network::PredictionSettings settings;
