@@ -99,6 +99,8 @@ int main(int argc, char** argv) {
     return fail(nnergy::ExitCode::kBadInput, e.what());
   } catch (const nnergy::DeviceError& e) {
     return fail(nnergy::ExitCode::kDeviceUnavailable, e.what());
+  } catch (const nnergy::RuntimeFailure& e) {
+    return fail(nnergy::ExitCode::kRuntimeFailure, e.what());
   } catch (const std::exception& e) {
     return fail(nnergy::ExitCode::kRuntimeFailure, e.what());
   }

@@ -20,6 +20,7 @@ import pathlib
 import shutil
 import subprocess
 import time
+import warnings
 from typing import Optional, Sequence
 
 import torch
@@ -196,6 +197,18 @@ class Session:
         if self._monitor.returncode != 0:
             raise RuntimeError(f"nnergy monitor exited with {self._monitor.returncode}; see "
                                f"{self.out / 'monitor.log'}")
+        self._forward_monitor_warnings()
+
+    def _forward_monitor_warnings(self):
+        """Passes on the warnings of nnergy monitor (e.g. a power trace without any power
+        source), which would otherwise stay in monitor.log until `nnergy account` finds out."""
+        try:
+            lines = (self.out / "monitor.log").read_text().splitlines()
+        except OSError:
+            return
+        for line in lines:
+            if line.startswith(" warning: "):
+                warnings.warn(f"nnergy monitor: {line[len(' warning: '):]}", stacklevel=4)
 
     def __enter__(self):
         self.out.mkdir(parents=True, exist_ok=True)

@@ -107,6 +107,31 @@ TEST_F(AccountCli, AccountsTheCommittedRunAndWritesEveryOutput) {
   EXPECT_TRUE(energy);
 }
 
+// The text is bounded by --top (default 25) and counts what it leaves out; quantities carry SI
+// prefixes as predict's do.
+TEST_F(AccountCli, TextTablesAreBoundedByTopAndUseUnitPrefixes) {
+  const RunResult r = run_nnergy({"account", kRun.string()});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("Top 25 energy hotspots"));
+  EXPECT_THAT(r.out, HasSubstr("more hotspots (--top 0 lists all)"));
+  EXPECT_THAT(r.out, ::testing::ContainsRegex(" [0-9.]+ mJ "));
+  const RunResult all = run_nnergy({"account", kRun.string(), "--top", "0"});
+  ASSERT_EQ(all.exit_code, 0) << all;
+  EXPECT_THAT(all.out, ::testing::Not(HasSubstr("lists all")));
+  EXPECT_GT(all.out.size(), r.out.size());
+}
+
+// The session's only source left out: no device has power, which the output says instead of
+// listing 0 J everywhere.
+TEST_F(AccountCli, ARunWithoutAssignedPowerSaysSo) {
+  const RunResult r = run_nnergy({"account", kRun.string(), "--power-device", "synthetic=none"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("No energy attributed: no device of this run has power samples"));
+  EXPECT_THAT(r.out, ::testing::Not(HasSubstr("energy hotspots")));
+  EXPECT_THAT(r.out, HasSubstr("cpu: no power samples for this device"));
+  EXPECT_THAT(r.out, HasSubstr("--power-device SOURCE=cpu"));
+}
+
 TEST_F(AccountCli, CompareOfAFootprintWithItselfIsOne) {
   const fs::path json = dir_ / "a.json";
   ASSERT_EQ(run_nnergy({"account", kRun.string(), "--json", json.string()}).exit_code, 0);

@@ -694,6 +694,35 @@ TEST(Monitor, MeasuresAGpuThroughNvml) {
   EXPECT_EQ(gpu["dominant_sm_clock_mhz"].get<double>(), 1980);
 }
 
+// README: exit code 3 when a device is unavailable. A source asked for with --source is needed,
+// so its absence is that error, raised before the command runs.
+TEST(Monitor, ANamedSourceThatIsAbsentExitsThreeWithoutRunningTheCommand) {
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const fs::path ran = dir.path() / "ran";
+  const RunResult r = run_nnergy({"monitor", "--source", "nvml", "--", "touch", ran.string()},
+                                 {"NNERGY_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+  EXPECT_EQ(r.exit_code, 3) << r;
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, StartsWith("nnergy: error: --source nvml: the power source is not available"));
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r;
+  EXPECT_FALSE(fs::exists(ran));
+}
+
+// A trace that `nnergy account` could attribute nothing with is warned about when recorded.
+TEST(Monitor, RecordingATraceWithoutAnyPowerSourceWarns) {
+  ScratchDir dir;
+  ASSERT_FALSE(dir.path().empty());
+  const fs::path trace = dir.path() / "power.csv";
+  const RunResult r = run_nnergy({"monitor", "-o", trace.string(), "--", "true"},
+                                 {"NNERGY_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1",
+                                  "NNERGY_POWERCAP_ROOT=/nonexistent/powercap"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.err, HasSubstr(" warning: --output " + trace.string() +
+                               ": the trace holds no power samples"));
+  EXPECT_TRUE(fs::exists(trace));
+}
+
 TEST(DevicesDetect, ReportsWhatIsPresentAndWhyTheRestIsNot) {
   const RunResult r = run_nnergy({"devices", "--detect", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r;

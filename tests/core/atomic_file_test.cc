@@ -40,5 +40,29 @@ TEST_F(AtomicFile, AMissingDirectoryIsInvalidInputNamingTheFlagAndPath) {
   EXPECT_FALSE(std::filesystem::exists(path.parent_path()));
 }
 
+TEST_F(AtomicFile, SeveralFilesAreWrittenTogether) {
+  const std::string json = "{}";
+  const std::string csv = "a,b\n";
+  write_files_atomically({{dir_ / "a.json", json, "--json"}, {dir_ / "a.csv", csv, "--csv"}});
+  EXPECT_EQ(read(dir_ / "a.json"), json);
+  EXPECT_EQ(read(dir_ / "a.csv"), csv);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_), {}), 2);
+}
+
+// The second file cannot be written: the first keeps its old content and no temporary is left.
+TEST_F(AtomicFile, OneFailingFileLeavesEveryDestinationAsItWas) {
+  const std::filesystem::path first = dir_ / "a.json";
+  write_file_atomically(first, "old", "--json");
+  const std::filesystem::path second = dir_ / "no-such-dir" / "a.csv";
+  try {
+    write_files_atomically({{first, "new", "--json"}, {second, "x", "--csv"}});
+    ADD_FAILURE() << "no InvalidInput";
+  } catch (const InvalidInput& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("--csv " + second.string() + ": cannot write"));
+  }
+  EXPECT_EQ(read(first), "old");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_), {}), 1);
+}
+
 }  // namespace
 }  // namespace nnergy

@@ -85,6 +85,25 @@ std::string device_of_source(const measure::SourceInfo& info,
   return "";
 }
 
+bool is_power_device(const std::string& device) {
+  return device == "cpu" || device == "none" ||
+         (device.rfind("gpu:", 0) == 0 && device.size() > 4 &&
+          device.find_first_not_of("0123456789", 4) == std::string::npos);
+}
+
+std::pair<std::string, std::string> parse_power_device(const std::string& item,
+                                                       const std::string& setting) {
+  const std::size_t equals = item.rfind('=');
+  const std::string device = equals == std::string::npos ? "" : item.substr(equals + 1);
+  if (equals == std::string::npos || equals == 0 || !is_power_device(device)) {
+    throw InvalidInput(
+        setting + " '" + item +
+        "': expected SOURCE=DEVICE with DEVICE cpu, gpu:N or none (e.g. synthetic=cpu), found " +
+        (equals == std::string::npos ? std::string("no '='") : "device '" + device + "'"));
+  }
+  return {item.substr(0, equals), device};
+}
+
 AccountRun load_account_run(const AccountInputs& inputs, const TraceReaderRegistry& readers,
                             bool interpolate) {
   if (inputs.trace_files.empty()) {

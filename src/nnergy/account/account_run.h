@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nnergy/account/energy_sweep.h"
@@ -36,6 +37,15 @@ AccountInputs read_session_directory(const std::filesystem::path& directory);
 /// replay, cpu-core, which is inside a package) → empty: not assigned.
 std::string device_of_source(const measure::SourceInfo& info,
                              const std::map<std::string, std::string>& source_devices);
+
+/// True for a device a power source can be assigned to: "cpu", "gpu:N", or "none" (leave the
+/// source out).
+bool is_power_device(const std::string& device);
+
+/// Parses "SOURCE=DEVICE" (split at the last '=') into {source, device}, DEVICE as
+/// is_power_device accepts it. Throws InvalidInput naming `setting` and the item otherwise.
+std::pair<std::string, std::string> parse_power_device(const std::string& item,
+                                                       const std::string& setting);
 
 /// The aligned inputs of one accounting.
 struct AccountRun {

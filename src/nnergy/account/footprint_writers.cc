@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <fstream>
 #include <map>
 
 #include "nnergy/core/csv.h"
+#include "nnergy/core/error.h"
 
 namespace nnergy::account {
 namespace {
@@ -114,7 +116,7 @@ std::string folded_stacks(const Footprint& footprint, double idle_energy_j) {
 }
 
 std::string perfetto_trace(const AccountRun& run, const Accounting& accounting,
-                           const nlohmann::ordered_json& context) {
+                           const RunContext& context) {
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
   std::map<std::string, int> processes;
   for (const TraceEvent& e : run.events) processes[e.device] = process_of(e.device);
@@ -156,10 +158,59 @@ std::string perfetto_trace(const AccountRun& run, const Accounting& accounting,
   nlohmann::ordered_json trace;
   trace["traceEvents"] = std::move(events);
   trace["displayTimeUnit"] = "ms";
-  nlohmann::ordered_json other = context;
+  nlohmann::ordered_json other = context.to_json();
   other["base_epoch_s"] = run.base_epoch_s;
   trace["otherData"] = std::move(other);
   return trace.dump() + "\n";
+}
+
+nlohmann::ordered_json accounting_json(const AccountRun& run, const Accounting& accounting,
+                                       const Footprint& tef, const Footprint& stef,
+                                       const std::vector<SummarizeRule>& rules,
+                                       const RunContext& context) {
+  nlohmann::ordered_json j;
+  j["context"] = context.to_json();
+  j["devices"] = devices_json(run, accounting);
+  j["tef"] = footprint_json(tef);
+  j["stef"] = footprint_json(stef);
+  nlohmann::ordered_json rule_texts = nlohmann::ordered_json::array();
+  for (const SummarizeRule& rule : rules) rule_texts.push_back(rule.text);
+  j["summarize_rules"] = std::move(rule_texts);
+  j["edd"] = edd_json(energy_distribution_diagram(tef));
+  j["warnings"] = run.warnings;
+  return j;
+}
+
+Footprint read_footprint_json(const std::filesystem::path& path) {
+  const std::string name = path.string();
+  std::ifstream in(path);
+  if (!in) throw InvalidInput(name + ": cannot open the footprint file for reading");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidInput(name +
+                       ": expected JSON written by `nnergy account --json`, found "
+                       "unparsable text (" +
+                       e.what() + ")");
+  }
+  const char* key = j.contains("stef") ? "stef" : "tef";
+  if (!j.contains(key) || !j[key].contains("entries") || !j[key]["entries"].is_array()) {
+    throw InvalidInput(name + ": expected \"stef\" or \"tef\" with \"entries\", found neither");
+  }
+  Footprint footprint;
+  for (const auto& entry : j[key]["entries"]) {
+    if (!entry.contains("name") || !entry["name"].is_string() || !entry.contains("energy_j") ||
+        !entry["energy_j"].is_number()) {
+      throw InvalidInput(name + ": expected entries with \"name\" and \"energy_j\", found " +
+                         entry.dump().substr(0, 80));
+    }
+    FootprintEntry e;
+    e.name = entry["name"].get<std::string>();
+    e.energy_j = entry["energy_j"].get<double>();
+    footprint.push_back(std::move(e));
+  }
+  return footprint;
 }
 
 }  // namespace nnergy::account

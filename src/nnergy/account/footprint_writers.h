@@ -1,11 +1,14 @@
 #pragma once
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "nnergy/account/account_run.h"
 #include "nnergy/account/energy_sweep.h"
 #include "nnergy/account/footprint.h"
+#include "nnergy/core/run_context.h"
 
 namespace nnergy::account {
 
@@ -33,8 +36,22 @@ std::string folded_stacks(const Footprint& footprint, double idle_energy_j);
 /// Chrome/Perfetto trace JSON: the accounted events (ts, dur in µs on the accounting base, one
 /// process per device) with energy_j, exclusive_time_s, qualified_name and pass in args, and
 /// each device's power as a counter track {"ph":"C","name":"GPU0 power","args":{"W":...}}.
-/// `context` goes to "otherData".
+/// `context` (and base_epoch_s) goes to "otherData".
 std::string perfetto_trace(const AccountRun& run, const Accounting& accounting,
-                           const nlohmann::ordered_json& context);
+                           const RunContext& context);
+
+/// The accounting document (`nnergy account --json`), which read_footprint_json reads back:
+/// {"context", "devices" (devices_json), "tef", "stef" (footprint_json), "summarize_rules" (the
+/// rules' texts, in the order applied), "edd" (edd_json of the TEF), "warnings" (the run's)}.
+/// `stef` is `tef` summarized with `rules`.
+nlohmann::ordered_json accounting_json(const AccountRun& run, const Accounting& accounting,
+                                       const Footprint& tef, const Footprint& stef,
+                                       const std::vector<SummarizeRule>& rules,
+                                       const RunContext& context);
+
+/// The footprint of an accounting document written by accounting_json: its "stef", or its "tef"
+/// when it has no "stef"; entries with only "name" and "energy_j" (the rest 0). Throws
+/// InvalidInput naming `path` for a file that cannot be read, is not JSON, or lacks the entries.
+Footprint read_footprint_json(const std::filesystem::path& path);
 
 }  // namespace nnergy::account

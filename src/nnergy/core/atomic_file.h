@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace nnergy {
 
@@ -13,5 +14,19 @@ namespace nnergy {
 /// file (e.g. "--out", "model file"), and removes the temporary file.
 void write_file_atomically(const std::filesystem::path& path, std::string_view text,
                            const std::string& what);
+
+/// One file of write_files_atomically. `text` is not copied: it must outlive the call.
+struct FileToWrite {
+  std::filesystem::path path;
+  std::string_view text;
+  std::string what;  ///< the flag or kind of file, as in write_file_atomically
+};
+
+/// Writes several files as one: every file is first written to its temporary file, and only when
+/// all were written are they renamed over their destinations, so that a failing write (a missing
+/// directory, a full disk) leaves every destination as it was and no temporary behind. Throws
+/// InvalidInput as write_file_atomically, naming the file that failed. A rename that fails after
+/// others succeeded (the directory vanished meanwhile) leaves those renamed.
+void write_files_atomically(const std::vector<FileToWrite>& files);
 
 }  // namespace nnergy

@@ -20,6 +20,14 @@ class DeviceError : public std::runtime_error {
   explicit DeviceError(const std::string& message) : std::runtime_error(message) {}
 };
 
+/// The environment failed at run time: a system call that is neither about the user's input nor
+/// a device call (e.g. waitpid on a command nnergy started). The message names the call and its
+/// error. The CLI maps it to exit code 1.
+class RuntimeFailure : public std::runtime_error {
+ public:
+  explicit RuntimeFailure(const std::string& message) : std::runtime_error(message) {}
+};
+
 /// A broken invariant inside nnergy: a bug, never the user's fault. The CLI maps it to exit code 1.
 class InternalError : public std::logic_error {
  public:

@@ -4,15 +4,16 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <iterator>
 #include <mutex>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/signals.h"
 
 namespace nnergy::measure {
 
@@ -20,9 +21,8 @@ namespace {
 
 // The table of active locks that the signal handler reads.
 //
-// Async-signal safety: a handler may only touch lock-free atomics and call async-signal-safe
-// functions. It therefore reads this fixed-size table of atomics (no allocation, no mutex), and
-// sigaction and raise are async-signal-safe. nvmlDeviceResetGpuLockedClocks is not documented as
+// Async-signal safety (core/signals.h): the handler reads this fixed-size table of lock-free
+// atomics (no allocation, no mutex). nvmlDeviceResetGpuLockedClocks is not documented as
 // async-signal-safe: should the signal interrupt a thread inside NVML holding NVML's internal
 // lock, the reset could block. That risk is accepted because the alternative is worse: a GPU left
 // locked at a low clock until someone resets it as root. A dedicated thread waiting in sigwait
@@ -42,22 +42,15 @@ static_assert(std::atomic<int>::is_always_lock_free &&
 
 Slot g_slots[ClockLock::kMaxActiveLocks];
 
-constexpr int kSignals[] = {SIGINT, SIGTERM};
-constexpr std::size_t kSignalCount = std::size(kSignals);
-
-struct Handler {
-  std::atomic<bool> installed{false};
-  struct sigaction previous {};
-};
-Handler g_handlers[kSignalCount];
-
-// Guards claiming and releasing slots, g_active_locks and (un)installing the handlers. Never
-// taken by the signal handler.
+// Guards claiming and releasing slots, g_active_locks and g_signal_scope. Never taken by the
+// signal handler.
 std::mutex g_mutex;
 std::size_t g_active_locks = 0;
+// SIGINT and SIGTERM reset every active lock, then reach the previous disposition; present while
+// any lock is held.
+std::optional<SignalScope> g_signal_scope;
 
-void reset_locked_clocks_on_signal(int signal_number) {
-  const int saved_errno = errno;
+void reset_locked_clocks_on_signal(int) {
   for (Slot& slot : g_slots) {
     if (slot.state.load(std::memory_order_acquire) != kActive) continue;
     const nvml::ResetLockedClocksFunction reset = slot.reset.load(std::memory_order_acquire);
@@ -66,42 +59,17 @@ void reset_locked_clocks_on_signal(int signal_number) {
     // resetting it too is harmless, since every active lock is being reset.
     if (reset != nullptr && device != nullptr) reset(device);
   }
-  for (std::size_t i = 0; i < kSignalCount; ++i) {
-    if (kSignals[i] != signal_number) continue;
-    sigaction(signal_number, &g_handlers[i].previous, nullptr);
-    g_handlers[i].installed.store(false);
-  }
-  errno = saved_errno;
-  // The signal is blocked while its handler runs, so it is delivered, to the previous handler or
-  // the default action, as soon as this returns.
-  raise(signal_number);
 }
 
 // Called with g_mutex held when the first lock is taken.
 void install_handlers() {
-  for (std::size_t i = 0; i < kSignalCount; ++i) {
-    struct sigaction current {};
-    if (sigaction(kSignals[i], nullptr, &current) != 0) continue;
-    // An ignored signal must stay ignored (e.g. SIGINT of a background job).
-    if ((current.sa_flags & SA_SIGINFO) == 0 && current.sa_handler == SIG_IGN) continue;
-    struct sigaction action {};
-    action.sa_handler = reset_locked_clocks_on_signal;
-    sigemptyset(&action.sa_mask);
-    for (int blocked : kSignals) sigaddset(&action.sa_mask, blocked);
-    action.sa_flags = SA_RESTART;
-    g_handlers[i].previous = current;
-    if (sigaction(kSignals[i], &action, nullptr) == 0) g_handlers[i].installed.store(true);
-  }
+  // An ignored signal must stay ignored (e.g. SIGINT of a background job).
+  g_signal_scope.emplace(std::vector<int>{SIGINT, SIGTERM}, reset_locked_clocks_on_signal,
+                         SignalScope::Options{SignalScope::Then::kChain, true});
 }
 
 // Called with g_mutex held when the last lock goes.
-void uninstall_handlers() {
-  for (std::size_t i = 0; i < kSignalCount; ++i) {
-    if (g_handlers[i].installed.exchange(false)) {
-      sigaction(kSignals[i], &g_handlers[i].previous, nullptr);
-    }
-  }
-}
+void uninstall_handlers() { g_signal_scope.reset(); }
 
 std::size_t claim_slot(nvml::ResetLockedClocksFunction reset, const NvmlGpu& gpu) {
   const std::lock_guard<std::mutex> lock(g_mutex);
@@ -122,11 +90,13 @@ std::size_t claim_slot(nvml::ResetLockedClocksFunction reset, const NvmlGpu& gpu
     throw InvalidInput(
         fmt::format("more than {} clock locks at once in one process", ClockLock::kMaxActiveLocks));
   }
+  // The handlers first: installing them may throw, and nothing is claimed yet then.
+  if (g_active_locks == 0) install_handlers();
+  ++g_active_locks;
   Slot& slot = g_slots[free_slot];
   slot.reset.store(reset, std::memory_order_release);
   slot.device.store(gpu.handle, std::memory_order_release);
   slot.state.store(kActive, std::memory_order_release);
-  if (g_active_locks++ == 0) install_handlers();
   return free_slot;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 
-// Scoped environment variables and temporary files for the measure tests (the fake NVML library
-// reads its script from a file named by an environment variable).
+// Scoped environment variables and temporary files for the tests that drive power sources (the
+// fake NVML library reads its script from a file named by an environment variable; the monitor
+// tests hide the machine's own NVML and RAPL).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
