@@ -2,10 +2,12 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "nnergy/predict/regressor.h"
+#include "nnergy/report/progress_line.h"
 
 namespace nnergy::cli {
 
@@ -41,5 +43,9 @@ void add_account_command(CLI::App& app, CommandRun* selected, const std::string&
 
 /// Every regressor of this build: the standard ones, plus the LibTorch ones where built.
 predict::RegressorRegistry available_regressors();
+
+/// A progress line for `what`'s `unit` on stderr: one line updated in place when stderr is a
+/// terminal, at most a few plain lines otherwise (report/progress_line.h). stdout is untouched.
+std::unique_ptr<report::ProgressLine> stderr_progress(std::string what, std::string unit);
 
 }  // namespace nnergy::cli

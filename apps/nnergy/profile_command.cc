@@ -14,6 +14,7 @@
 
 #include "command.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/signals.h"
 #include "nnergy/core/text.h"
 #include "nnergy/measure/cuda_device_mapping.h"
 #include "torch_plugin.h"
@@ -46,28 +47,6 @@ std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
 
 void request_stop(int) { g_stop.store(true); }
-
-// Installs the stop handler for the campaign's duration and restores the previous ones.
-class StopOnSignal {
- public:
-  StopOnSignal() {
-    g_stop.store(false);
-    struct sigaction action {};
-    action.sa_handler = request_stop;
-    sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, &previous_[0]);
-    sigaction(SIGTERM, &action, &previous_[1]);
-  }
-  ~StopOnSignal() {
-    sigaction(SIGINT, &previous_[0], nullptr);
-    sigaction(SIGTERM, &previous_[1], nullptr);
-  }
-  StopOnSignal(const StopOnSignal&) = delete;
-  StopOnSignal& operator=(const StopOnSignal&) = delete;
-
- private:
-  struct sigaction previous_[2]{};
-};
 
 // --gpu N|cuda:N, or the older --device cpu|cuda:N → the CUDA ordinal; empty: the CPU.
 std::optional<int> cuda_device(const ProfileOptions& o) {
@@ -149,7 +128,10 @@ CommandResult run_profile(const ProfileOptions& o, const std::string& command_li
   };
   profile::ProfileResult result;
   {
-    StopOnSignal stop_on_signal;
+    // The campaign stops between measurements on SIGINT/SIGTERM. A clock lock taken inside
+    // installs its own scope (reset the clocks, then pass the signal on to this one).
+    g_stop.store(false);
+    const SignalScope stop_on_signal({SIGINT, SIGTERM}, request_stop);
     result = plugin.run_profile(request, hooks);
   }
   if (result.summary.interrupted) {

@@ -1,9 +1,13 @@
 // End-to-end tests of `nnergy train`, `nnergy evaluate` and `nnergy predict --predictor FILE` on
 // the committed CPU dataset: exit codes, stdout and stderr as a user sees them.
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <pty.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -314,6 +318,103 @@ TEST(Calibrate, BadInputExitsTwoAndWritesNothing) {
     EXPECT_EQ(r.out, "") << r;
   }
   EXPECT_FALSE(fs::exists(out));
+}
+
+// --- progress on stderr ------------------------------------------------------------------------
+
+struct TerminalRun {
+  int exit_code = -1;
+  std::string out;       ///< stdout (a file)
+  std::string terminal;  ///< what stderr wrote to the pseudo-terminal
+};
+
+// Runs `nnergy` as run_nnergy does, but with stderr on a pseudo-terminal, as a user at a
+// terminal sees it (stdout to a file).
+TerminalRun run_on_terminal(const std::vector<std::string>& args) {
+  const fs::path out_path = scratch() / "terminal.out";
+  const std::string binary = nnergy::cli_test::nnergy_binary().string();
+  std::vector<std::string> words = {binary};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  argv.push_back(nullptr);
+  std::string data_dir = "NNERGY_DATA_DIR=" + kDataDir.string();
+  std::string user_devices = "NNERGY_USER_DEVICES=" + (scratch() / "no-devices.json").string();
+  std::vector<char*> envp = {data_dir.data(), user_devices.data(), nullptr};
+  TerminalRun run;
+  int master = -1;
+  const pid_t pid = forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid < 0) return run;
+  if (pid == 0) {  // the child: only async-signal-safe calls until exec
+    const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int in = ::open("/dev/null", O_RDONLY);
+    if (out < 0 || in < 0 || ::dup2(out, STDOUT_FILENO) < 0 || ::dup2(in, STDIN_FILENO) < 0) {
+      ::_exit(126);
+    }
+    ::execve(binary.c_str(), argv.data(), envp.data());
+    ::_exit(127);
+  }
+  char buffer[4096];
+  while (true) {
+    const ssize_t n = ::read(master, buffer, sizeof buffer);
+    if (n > 0) {
+      run.terminal.append(buffer, static_cast<std::size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;  // EOF, or EIO once the child has closed the terminal
+    }
+  }
+  ::close(master);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  run.out = read_file(out_path);
+  return run;
+}
+
+TEST(Progress, ATerminalSeesOneLineUpdatedInPlaceAndErased) {
+  const std::vector<std::string> args = {"evaluate", "--published", kPublished.string(), "--grades",
+                                         "A"};
+  const TerminalRun on_terminal = run_on_terminal(args);
+  ASSERT_EQ(on_terminal.exit_code, 0) << on_terminal.terminal;
+  EXPECT_THAT(on_terminal.terminal, testing::StartsWith("\revaluate: 0/"));
+  EXPECT_THAT(on_terminal.terminal, HasSubstr(" records"));
+  EXPECT_THAT(on_terminal.terminal, testing::EndsWith("\r\x1b[K")) << "the line is erased";
+  EXPECT_THAT(on_terminal.terminal, testing::Not(HasSubstr("\n")));
+  // stdout is the same whether stderr is a terminal or not, and a quick run logs nothing.
+  const RunResult logged = run_nnergy(args);
+  ASSERT_EQ(logged.exit_code, 0) << logged;
+  EXPECT_EQ(logged.err, "");
+  EXPECT_EQ(on_terminal.out, logged.out);
+}
+
+TEST(Progress, AnErrorStartsOnACleanLine) {
+  const TerminalRun run = run_on_terminal(
+      {"evaluate", "--db", kDataset.string(), "--predictor", "analytical", "--folds", "100000"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.out, "");
+  // The error comes before any fit: no progress line, the message alone.
+  EXPECT_THAT(run.terminal, testing::StartsWith("nnergy: error: --folds 100000"));
+}
+
+TEST(Progress, TrainAndEvaluateKeepLogsShort) {
+  const fs::path model = scratch() / "progress.nnp";
+  for (const RunResult& r : {run_nnergy({"train", "--db", kDataset.string(), "--predictor",
+                                         "analytical", "--out", model.string()}),
+                             run_nnergy({"evaluate", "--db", kDataset.string(), "--predictor",
+                                         "analytical", "--folds", "3"})}) {
+    ASSERT_EQ(r.exit_code, 0) << r;
+    // At most three plain lines (a quarter, half, three quarters), none for a quick run.
+    std::size_t lines = 0;
+    std::istringstream err(r.err);
+    for (std::string line; std::getline(err, line); ++lines) {
+      EXPECT_THAT(line, testing::MatchesRegex("(train|evaluate): [0-9]+/[0-9]+ fits, ETA .*"));
+    }
+    EXPECT_LE(lines, 3u) << r;
+    EXPECT_EQ(r.err.find('\r'), std::string::npos) << r;
+  }
 }
 
 }  // namespace

@@ -211,5 +211,21 @@ TEST_F(EvaluationTest, FeaturesCsvCarriesEveryRowFeatureAndSplit) {
   EXPECT_THAT(csv, HasSubstr(",test,-1,0,"));
 }
 
+TEST_F(EvaluationTest, ProgressCountsEveryFitFromZeroToTheTotal) {
+  settings_.holdout_networks = {"chain_b"};
+  settings_.extra = nlohmann::json::object();  // the analytical regressor takes no settings
+  std::vector<std::pair<std::size_t, std::size_t>> calls;
+  settings_.progress = [&](std::size_t done, std::size_t total) {
+    calls.emplace_back(done, total);
+  };
+  const SplitAssignment splits = assign_splits(table_, settings_);
+  evaluate_predictor(table_, splits, testing::standard_registry(), "analytical", settings_);
+  // Time only (no power in the dataset): 4 folds, the test split and the hold-out.
+  ASSERT_EQ(calls.size(), 7u);
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_EQ(calls[i], std::make_pair(i, std::size_t{6}));
+  }
+}
+
 }  // namespace
 }  // namespace nnergy::learn

@@ -33,9 +33,7 @@ std::vector<Precision> vector_precisions(const std::vector<Precision>& asked,
 }
 
 device::DeviceCatalog load_catalog(const std::filesystem::path& devices_file) {
-  device::DeviceCatalog catalog = device::DeviceCatalog::load_default(data_directory());
-  if (!devices_file.empty()) catalog.merge(device::DeviceCatalog::load(devices_file));
-  return catalog;
+  return device::DeviceCatalog::load_with_user(data_directory(), devices_file);
 }
 
 void require_out(const std::filesystem::path& out, SettingNames names, const char* what) {

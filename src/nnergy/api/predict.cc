@@ -125,8 +125,8 @@ std::shared_ptr<const learn::ModelFile> load_model_file(const PredictRequest& r)
 report::PredictionReport predict(const PredictRequest& r) {
   check_request(r);
   const std::filesystem::path data_dir = data_directory();
-  device::DeviceCatalog catalog = device::DeviceCatalog::load_default(data_dir);
-  if (!r.devices_file.empty()) catalog.merge(device::DeviceCatalog::load(r.devices_file));
+  const device::DeviceCatalog catalog =
+      device::DeviceCatalog::load_with_user(data_dir, r.devices_file);
   // A model file is loaded first: its device is the default device.
   const std::shared_ptr<const learn::ModelFile> model = load_model_file(r);
   auto device = std::make_shared<const device::DeviceSpec>(catalog.find(

@@ -271,6 +271,13 @@ DeviceCatalog DeviceCatalog::load_default(const std::filesystem::path& data_dir)
   return catalog;
 }
 
+DeviceCatalog DeviceCatalog::load_with_user(const std::filesystem::path& data_dir,
+                                            const std::filesystem::path& devices_file) {
+  DeviceCatalog catalog = load_default(data_dir);
+  if (!devices_file.empty()) catalog.merge(load(devices_file));
+  return catalog;
+}
+
 void DeviceCatalog::merge(const DeviceCatalog& other) {
   for (const DeviceSpec& spec : other.devices_) {
     auto it = std::find_if(devices_.begin(), devices_.end(),

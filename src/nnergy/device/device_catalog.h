@@ -31,6 +31,10 @@ class DeviceCatalog {
   /// apply_calibration), overridden by the user catalog when it exists: `$NNERGY_USER_DEVICES`,
   /// else `$XDG_CONFIG_HOME/nnergy/devices.json` (or ~/.config/...) (see merge).
   static DeviceCatalog load_default(const std::filesystem::path& data_dir);
+  /// load_default(data_dir), then the devices of `devices_file` (a front end's extra catalog,
+  /// e.g. `--devices-file`) merged over it; an empty path adds nothing. Throws as load.
+  static DeviceCatalog load_with_user(const std::filesystem::path& data_dir,
+                                      const std::filesystem::path& devices_file);
   /// Path of the calibrated parameters in `data_dir`.
   static std::filesystem::path calibrated_parameters_path(const std::filesystem::path& data_dir);
   /// Path of the user catalog (it may not exist).

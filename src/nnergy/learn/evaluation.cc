@@ -11,6 +11,7 @@
 #include <set>
 #include <tuple>
 
+#include "nnergy/core/csv.h"
 #include "nnergy/core/error.h"
 #include "nnergy/core/statistics.h"
 
@@ -35,13 +36,6 @@ std::vector<std::string> shuffled_signatures(const std::vector<std::string>& row
   return order;
 }
 
-std::string quoted(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos) return text;
-  std::string q = "\"";
-  for (const char c : text) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
-
 double r_squared_or_nan(const std::vector<double>& actual, const std::vector<double>& predicted) {
   if (actual.size() < 2) return kNaN;
   return fit_metrics(actual, predicted).r_squared;
@@ -60,6 +54,24 @@ std::vector<std::size_t> select_rows(const TrainingTable& table, Target target,
 struct Fitted {
   std::unique_ptr<predict::Regressor> regressor;
   double fit_time_s = 0;
+};
+
+// Counts the fits of one evaluation for EvaluationSettings::progress.
+class FitProgress {
+ public:
+  FitProgress(const ProgressCallback& progress, std::size_t total)
+      : progress_(progress), total_(total) {
+    if (progress_) progress_(0, total_);
+  }
+  void fitted() {
+    ++done_;
+    if (progress_) progress_(done_, total_);
+  }
+
+ private:
+  const ProgressCallback& progress_;
+  std::size_t total_ = 0;
+  std::size_t done_ = 0;
 };
 
 Fitted fit_rows(const TrainingTable& table, const predict::RegressorRegistry& registry,
@@ -177,10 +189,27 @@ std::vector<NetworkScore> score_networks(const TrainingTable& table,
   return scores;
 }
 
+// The fits score_target makes for `targets`: one per cross-validation fold with rows of the
+// target, the test split, and the held-out networks when there are any.
+std::size_t fit_count(const TrainingTable& table, const SplitAssignment& splits,
+                      const EvaluationSettings& settings, const std::vector<Target>& targets) {
+  std::size_t fits = 0;
+  for (const Target target : targets) {
+    std::set<int> folds;
+    for (const std::size_t i : table.rows_with(target)) {
+      if (splits.fold[i] >= 0 && static_cast<std::size_t>(splits.fold[i]) < settings.folds) {
+        folds.insert(splits.fold[i]);
+      }
+    }
+    fits += folds.size() + 1 + (settings.holdout_networks.empty() ? 0 : 1);
+  }
+  return fits;
+}
+
 TargetScores score_target(const TrainingTable& table, const SplitAssignment& splits,
                           const predict::RegressorRegistry& registry, const std::string& name,
                           const EvaluationSettings& settings, Target target,
-                          std::vector<ScatterPoint>& scatter) {
+                          std::vector<ScatterPoint>& scatter, FitProgress& progress) {
   TargetScores scores;
   scores.target = target;
   scores.rows = table.rows_with(target).size();
@@ -203,6 +232,7 @@ TargetScores score_target(const TrainingTable& table, const SplitAssignment& spl
     const Fitted f = fit_rows(table, registry, name, settings, target, train,
                               fmt::format("cross-validation fold {} of {}", k + 1, settings.folds));
     const auto predicted = predict_rows(table, *f.regressor, held);
+    progress.fitted();
     for (std::size_t j = 0; j < held.size(); ++j) {
       scatter.push_back(ScatterPoint{held[j], target, "cv", fold, predicted[j]});
     }
@@ -232,6 +262,7 @@ TargetScores score_target(const TrainingTable& table, const SplitAssignment& spl
   scores.importances = model.regressor->feature_importance();
   const auto test = select_rows(table, target, [&](std::size_t i) { return splits.test[i]; });
   const auto test_predicted = predict_rows(table, *model.regressor, test);
+  progress.fitted();
   for (std::size_t j = 0; j < test.size(); ++j) {
     scatter.push_back({test[j], target, "test", -1, test_predicted[j]});
   }
@@ -246,6 +277,7 @@ TargetScores score_target(const TrainingTable& table, const SplitAssignment& spl
     const Fitted f = fit_rows(table, registry, name, settings, target, kept,
                               "hold-out of " + join_with_commas(settings.holdout_networks));
     const auto predicted = predict_rows(table, *f.regressor, held);
+    progress.fitted();
     for (std::size_t j = 0; j < held.size(); ++j) {
       scatter.push_back({held[j], target, "holdout", -1, predicted[j]});
     }
@@ -406,17 +438,20 @@ PredictorEvaluation evaluate_predictor(const TrainingTable& table, const SplitAs
       splits.holdout.size() != table.rows.size()) {
     throw InternalError("evaluate_predictor: split assignment of another table");
   }
+  std::vector<Target> targets = {Target::kTime};
+  if (!table.rows_with(Target::kPower).empty()) targets.push_back(Target::kPower);
+  FitProgress progress(settings.progress, fit_count(table, splits, settings, targets));
   PredictorEvaluation e;
   e.regressor = regressor;
-  e.targets.push_back(
-      score_target(table, splits, registry, regressor, settings, Target::kTime, e.scatter));
+  e.targets.push_back(score_target(table, splits, registry, regressor, settings, Target::kTime,
+                                   e.scatter, progress));
   e.description = e.targets.front().description;
   if (table.rows_with(Target::kPower).empty()) {
     e.notes.push_back(fmt::format(
         "{} has no power measurements: power is not evaluated (time only)", table.dataset_path));
   } else {
-    e.targets.push_back(
-        score_target(table, splits, registry, regressor, settings, Target::kPower, e.scatter));
+    e.targets.push_back(score_target(table, splits, registry, regressor, settings, Target::kPower,
+                                     e.scatter, progress));
   }
   return e;
 }
@@ -429,11 +464,11 @@ std::string scatter_csv(const TrainingTable& table,
   for (const PredictorEvaluation& e : evaluations) {
     for (const ScatterPoint& p : e.scatter) {
       const TrainingRow& r = table.rows.at(p.row);
-      out +=
-          fmt::format("{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g}\n", quoted(e.regressor),
-                      to_string(p.target), p.split, p.fold, quoted(r.signature), quoted(r.op_type),
-                      r.mode, r.clock_mhz, r.dtype, table.values(p.target, {p.row}).front(),
-                      p.predicted.value, p.predicted.stddev);
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g}\n",
+                         csv::field(e.regressor), to_string(p.target), p.split, p.fold,
+                         csv::field(r.signature), csv::field(r.op_type), r.mode, r.clock_mhz,
+                         r.dtype, table.values(p.target, {p.row}).front(), p.predicted.value,
+                         p.predicted.stddev);
     }
   }
   return out;
@@ -441,12 +476,12 @@ std::string scatter_csv(const TrainingTable& table,
 
 std::string features_csv(const TrainingTable& table, const SplitAssignment& splits) {
   std::string out = "row,signature,op_type,mode,clock_mhz,dtype,split,fold,holdout,time_s,power_w";
-  for (const std::string& name : table.features.names) out += "," + quoted(name);
+  for (const std::string& name : table.features.names) out += "," + csv::field(name);
   out += "\n";
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
     const TrainingRow& r = table.rows[i];
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{:.17g},{}", i, quoted(r.signature),
-                       quoted(r.op_type), r.mode, r.clock_mhz, r.dtype,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{:.17g},{}", i, csv::field(r.signature),
+                       csv::field(r.op_type), r.mode, r.clock_mhz, r.dtype,
                        splits.test[i] ? "test" : "train", splits.fold[i], splits.holdout[i] ? 1 : 0,
                        r.time_s, r.power_w ? fmt::format("{:.17g}", *r.power_w) : std::string());
     for (const double v : table.features.row(i)) out += fmt::format(",{:.17g}", v);

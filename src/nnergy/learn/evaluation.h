@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "nnergy/core/progress.h"
 #include "nnergy/dataset/dataset_store.h"
 #include "nnergy/learn/fit_metrics.h"
 #include "nnergy/learn/training_table.h"
@@ -27,6 +28,9 @@ struct EvaluationSettings {
   std::uint64_t seed = 1;  ///< shuffles the ops into splits, and seeds the regressors
   int threads = 0;         ///< FitOptions::threads
   nlohmann::json extra = nlohmann::json::object();  ///< FitOptions::extra
+  /// Told the regressor fits evaluate_predictor has done, of all it will do (the same total for
+  /// every regressor on one table and split); empty: not told.
+  ProgressCallback progress;
 };
 
 /// Which split every row of a TrainingTable belongs to. Splits are by unique op signature: all

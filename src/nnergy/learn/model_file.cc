@@ -180,8 +180,14 @@ ModelFile ModelFile::train(const TrainingTable& table, const predict::RegressorR
                 {"rows_dropped", table.dropped_rows}, {"power_values_dropped", table.dropped_power},
                 {"error_rows", table.error_rows},     {"power_rows", power_rows}};
   m.encoder_ = table.encoder;
+  const std::size_t targets = power_rows > 0 ? 2 : 1;
+  if (settings.progress) settings.progress(0, targets);
   m.time_ = fit_target(table, registry, settings, Target::kTime);
-  if (power_rows > 0) m.power_ = fit_target(table, registry, settings, Target::kPower);
+  if (settings.progress) settings.progress(1, targets);
+  if (power_rows > 0) {
+    m.power_ = fit_target(table, registry, settings, Target::kPower);
+    if (settings.progress) settings.progress(2, targets);
+  }
   std::set<std::string> modes;
   std::set<std::string> dtypes;
   std::set<std::int64_t> clocks;

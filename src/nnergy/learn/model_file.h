@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "nnergy/core/progress.h"
 #include "nnergy/features/feature_encoder.h"
 #include "nnergy/learn/training_table.h"
 #include "nnergy/predict/regressor.h"
@@ -27,6 +28,8 @@ struct TrainSettings {
   int threads = 0;                                  ///< 0 = the regressor's default
   nlohmann::json extra = nlohmann::json::object();  ///< FitOptions::extra, saved with the model
   std::string command_line;                         ///< for the context block
+  /// Told the targets fitted of those to fit (time, and power when measured); empty: not told.
+  ProgressCallback progress;
 };
 
 /// One fitted target of a model file.

@@ -195,6 +195,15 @@ std::optional<network::NetworkTimeMeasurement> run_of(const dataset::PublishedMe
 
 }  // namespace
 
+void check_grades(const std::vector<std::string>& grades, SettingNames names) {
+  const auto& known = dataset::published_grades();
+  for (const std::string& g : grades) {
+    if (std::find(known.begin(), known.end(), g) == known.end()) {
+      throw InvalidInput(setting_with_value(names, "grades", g) + ": expected A, B or C");
+    }
+  }
+}
+
 PublishedTimes published_times(const std::vector<dataset::PublishedMeasurement>& records,
                                const std::filesystem::path& data_dir,
                                const std::vector<std::string>& grades) {

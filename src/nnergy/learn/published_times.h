@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "nnergy/core/setting_name.h"
 #include "nnergy/dataset/published_measurement.h"
 #include "nnergy/network/time_evaluation.h"
 
@@ -39,6 +40,10 @@ struct PublishedTimes {
 PublishedTimes published_times(const std::vector<dataset::PublishedMeasurement>& records,
                                const std::filesystem::path& data_dir,
                                const std::vector<std::string>& grades);
+
+/// Throws InvalidInput naming the setting `grades` (as `names` spells it) and the first grade
+/// that is not one of dataset::published_grades() (A, B, C).
+void check_grades(const std::vector<std::string>& grades, SettingNames names);
 
 /// A published average power over whole iterations, with the run it was measured on
 /// (run.measured_s is 0: the power record carries no time).

@@ -117,9 +117,11 @@ double TimedNetwork::predict_s(const predict::AnalyticalPredictor& analytical,
 }
 
 PreparedTimes prepare_times(const std::vector<NetworkTimeMeasurement>& measurements,
-                            const device::DeviceCatalog& catalog) {
+                            const device::DeviceCatalog& catalog,
+                            const ProgressCallback& progress) {
   PreparedTimes result;
   NetworkCache cache;
+  if (progress) progress(0, measurements.size());
   for (const NetworkTimeMeasurement& m : measurements) {
     try {
       const device::DeviceSpec& device = catalog.find(m.device_id);
@@ -133,14 +135,17 @@ PreparedTimes prepare_times(const std::vector<NetworkTimeMeasurement>& measureme
     } catch (const InvalidInput& e) {
       result.failures.emplace_back(m, e.what());
     }
+    if (progress)
+      progress(result.measurements.size() + result.failures.size(), measurements.size());
   }
   return result;
 }
 
 TimeEvaluation evaluate_times(const std::vector<NetworkTimeMeasurement>& measurements,
                               const device::DeviceCatalog& catalog,
-                              const TimeEvaluationSettings& settings) {
-  PreparedTimes prepared = prepare_times(measurements, catalog);
+                              const TimeEvaluationSettings& settings,
+                              const ProgressCallback& progress) {
+  PreparedTimes prepared = prepare_times(measurements, catalog, progress);
   TimeEvaluation result;
   result.failures = std::move(prepared.failures);
   for (std::size_t i = 0; i < prepared.measurements.size(); ++i) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "nnergy/core/progress.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/network/network_prediction.h"
@@ -100,19 +101,23 @@ struct PreparedTimes {
   std::vector<TimedNetwork> networks;  ///< one per measurement
   std::vector<std::pair<NetworkTimeMeasurement, std::string>> failures;
 };
+/// `progress`, when given, is told the measurements prepared of all.
 PreparedTimes prepare_times(const std::vector<NetworkTimeMeasurement>& measurements,
-                            const device::DeviceCatalog& catalog);
+                            const device::DeviceCatalog& catalog,
+                            const ProgressCallback& progress = {});
 
 /// Predicts every measurement with the analytical model of `catalog`'s device (each network
 /// imported once per batch and bindings). A measurement that cannot be predicted (its device
 /// lacks the precision's peak, its model fails to import) is returned in `failures` with the
-/// reason, never dropped silently.
+/// reason, never dropped silently. `progress`, when given, is told the measurements prepared
+/// (imported and reduced, the slow part) of all.
 struct TimeEvaluation {
   std::vector<EvaluatedTime> evaluated;
   std::vector<std::pair<NetworkTimeMeasurement, std::string>> failures;
 };
 TimeEvaluation evaluate_times(const std::vector<NetworkTimeMeasurement>& measurements,
                               const device::DeviceCatalog& catalog,
-                              const TimeEvaluationSettings& settings = {});
+                              const TimeEvaluationSettings& settings = {},
+                              const ProgressCallback& progress = {});
 
 }  // namespace nnergy::network

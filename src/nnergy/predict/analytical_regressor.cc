@@ -25,8 +25,8 @@ std::string AnalyticalRegressor::column_for_target(const std::string& target) {
 
 std::string AnalyticalRegressor::description() const {
   return fmt::format(
-      "analytical {} (roofline time, archline power: seed 003 Eq. 5), not fitted to "
-      "measurements",
+      "analytical {} (roofline time, archline power, see docs/archline.md), not fitted "
+      "to measurements",
       target_);
 }
 

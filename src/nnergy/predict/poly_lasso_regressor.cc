@@ -799,7 +799,7 @@ std::string PolyLassoRegressor::description() const {
   const int folds =
       settings_.is_object() ? settings_.value("folds", Settings{}.folds) : Settings{}.folds;
   std::string text = "NeuralPower sparse polynomial per op family (Lasso, degree and λ by " +
-                     std::to_string(folds) + "-fold CV; seed 004)";
+                     std::to_string(folds) + "-fold CV)";
   if (pooled_) {
     text += ", fitted on " + std::string(log_transform_ ? "log(" + target_ + ")" : target_) +
             " with " + std::to_string(families_.size()) + " family models + 1 pooled";

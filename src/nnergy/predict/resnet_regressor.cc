@@ -343,7 +343,7 @@ ResnetRegressor::ResnetRegressor(Settings defaults)
 ResnetRegressor::~ResnetRegressor() = default;
 
 std::string ResnetRegressor::description() const {
-  return "ResPerfNet residual 1-D CNN (seed 002): width " + std::to_string(settings_.width) + ", " +
+  return "ResPerfNet residual 1-D CNN: width " + std::to_string(settings_.width) + ", " +
          std::to_string(settings_.epochs) + " epochs of Adam on MAPLE + L2, Box-Cox + " +
          "z-score inputs, MC-dropout uncertainty";
 }

@@ -12,7 +12,7 @@
 #include "nnergy/learn/time_accuracy.h"
 #include "nnergy/network/time_evaluation.h"
 
-namespace nnergy::cli {
+namespace nnergy::report {
 
 /// Grouping keys of evaluated times: device, precision, mode, grade and source.
 using TimeKey = std::function<std::string(const network::EvaluatedTime&)>;
@@ -20,13 +20,10 @@ const std::vector<std::pair<std::string, TimeKey>>& time_groupings();
 /// The key of time_groupings() named `name`.
 const TimeKey& time_grouping(const std::string& name);
 
-/// Throws InvalidInput naming --grades unless every grade is A, B or C.
-void check_grades(const std::vector<std::string>& grades);
-
 /// Text table: group, n, MAPE %, median pred/meas, within ±10 %.
 std::string accuracy_table(const std::string& title, const std::vector<learn::TimeAccuracy>& rows);
 /// The same rows as JSON objects (group, count, mape as a fraction, median_ratio,
 /// within_10_percent).
 nlohmann::ordered_json accuracy_json(const std::vector<learn::TimeAccuracy>& rows);
 
-}  // namespace nnergy::cli
+}  // namespace nnergy::report

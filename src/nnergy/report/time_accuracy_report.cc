@@ -1,15 +1,12 @@
-#include "time_accuracy_report.h"
+#include "nnergy/report/time_accuracy_report.h"
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
 #include "nnergy/core/error.h"
-#include "nnergy/dataset/published_measurement.h"
 #include "nnergy/learn/time_calibration.h"
 #include "nnergy/report/text_table.h"
 
-namespace nnergy::cli {
+namespace nnergy::report {
 
 const std::vector<std::pair<std::string, TimeKey>>& time_groupings() {
   static const std::vector<std::pair<std::string, TimeKey>> groupings = {
@@ -36,20 +33,11 @@ const TimeKey& time_grouping(const std::string& name) {
   throw InternalError("no time grouping named " + name);
 }
 
-void check_grades(const std::vector<std::string>& grades) {
-  const auto& known = dataset::published_grades();
-  for (const std::string& g : grades) {
-    if (std::find(known.begin(), known.end(), g) == known.end()) {
-      throw InvalidInput("--grades " + g + ": expected A, B or C");
-    }
-  }
-}
-
 std::string accuracy_table(const std::string& title, const std::vector<learn::TimeAccuracy>& rows) {
-  report::TextTable t;
-  t.add_column(title, report::TextTable::Align::kLeft);
+  TextTable t;
+  t.add_column(title, TextTable::Align::kLeft);
   for (const char* c : {"n", "MAPE %", "median pred/meas", "within ±10 %"}) {
-    t.add_column(c, report::TextTable::Align::kRight);
+    t.add_column(c, TextTable::Align::kRight);
   }
   for (const learn::TimeAccuracy& r : rows) {
     t.add_row({r.group, std::to_string(r.metrics.count),
@@ -71,4 +59,4 @@ nlohmann::ordered_json accuracy_json(const std::vector<learn::TimeAccuracy>& row
   return j;
 }
 
-}  // namespace nnergy::cli
+}  // namespace nnergy::report

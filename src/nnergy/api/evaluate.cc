@@ -1,0 +1,146 @@
+#include "nnergy/api/evaluate.h"
+
+#include <fmt/format.h>
+
+#include "nnergy/api/regressor_choice.h"
+#include "nnergy/core/atomic_file.h"
+#include "nnergy/core/data_directory.h"
+#include "nnergy/core/error.h"
+#include "nnergy/dataset/published_measurement.h"
+#include "nnergy/device/device_catalog.h"
+#include "nnergy/learn/model_file.h"
+#include "nnergy/learn/published_times.h"
+#include "nnergy/learn/training_table.h"
+
+namespace nnergy::api {
+
+namespace {
+
+// Throws InvalidInput naming `setting` unless the folder that would hold `path` exists.
+void check_output(const std::filesystem::path& path, SettingNames names, std::string_view setting) {
+  if (!path.empty()) learn::check_output_directory(path.string(), setting_name(names, setting));
+}
+
+}  // namespace
+
+report::EvaluationReport evaluate(const EvaluateRequest& r) {
+  check_output(r.scatter_csv, r.names, "scatter_csv");
+  check_output(r.features_csv, r.names, "features_csv");
+  if (r.threads < 0) {
+    throw InvalidInput(setting_with_value(r.names, "threads", std::to_string(r.threads)) +
+                       ": expected >= 0");
+  }
+  if (r.predictors.empty()) {
+    throw InvalidInput(setting_name(r.names, "predictor") + ": expected at least one name");
+  }
+  const detail::RegressorChoice regressors(r.regressors);
+  for (const std::string& name : r.predictors) regressors.check(name, r.names);
+  const device::DeviceCatalog catalog =
+      device::DeviceCatalog::load_with_user(data_directory(), r.devices_file);
+  const learn::TrainingTable table = learn::build_training_table(r.db.string(), catalog, r.device);
+
+  learn::EvaluationSettings settings;
+  settings.folds = r.folds;
+  settings.test_fraction = r.test_fraction;
+  settings.holdout_networks = r.holdout_networks;
+  settings.seed = r.seed;
+  settings.threads = r.threads;
+  settings.extra = r.settings;
+  const learn::SplitAssignment splits = learn::assign_splits(table, settings);
+
+  report::EvaluationReport report;
+  for (std::size_t i = 0; i < r.predictors.size(); ++i) {
+    // Every predictor makes the same fits: the progress of predictor i is offset by i of them.
+    if (r.progress) {
+      settings.progress = [&r, i, n = r.predictors.size()](std::size_t done, std::size_t total) {
+        r.progress(i * total + done, n * total);
+      };
+    }
+    report.evaluations.push_back(
+        learn::evaluate_predictor(table, splits, regressors.registry(), r.predictors[i], settings));
+  }
+
+  const learn::DeviceResolution& device = table.device_resolution;
+  report.context = RunContext::now(r.command_line);
+  report.context
+      .add("dataset", {{"path", r.db.string()}, {"digest_fnv1a_64", table.dataset_digest}})
+      .add("device", device.catalog_id)
+      .add("predictors", r.predictors)
+      .add("folds", r.folds)
+      .add("test_fraction", r.test_fraction)
+      .add("holdout_networks", r.holdout_networks)
+      .add("seed", r.seed);
+  report.dataset = r.db;
+  report.dataset_digest = table.dataset_digest;
+  report.device = device;
+  report.rows = table.rows.size();
+  report.dropped_rows = table.dropped_rows;
+  report.error_rows = table.error_rows;
+  report.feature_columns = table.features.columns();
+  report.ops = splits.ops;
+  report.test_ops = splits.test_ops;
+  report.holdout_ops = splits.holdout_ops;
+  report.folds = r.folds;
+  report.test_fraction = r.test_fraction;
+  report.holdout_networks = r.holdout_networks;
+  report.seed = r.seed;
+  if (!r.scatter_csv.empty()) {
+    write_file_atomically(
+        r.scatter_csv,
+        report.context.to_csv_comments() + learn::scatter_csv(table, report.evaluations),
+        setting_name(r.names, "scatter_csv"));
+    report.scatter_csv = r.scatter_csv;
+  }
+  if (!r.features_csv.empty()) {
+    write_file_atomically(r.features_csv,
+                          report.context.to_csv_comments() + learn::features_csv(table, splits),
+                          setting_name(r.names, "features_csv"));
+    report.features_csv = r.features_csv;
+  }
+  return report;
+}
+
+report::PublishedEvaluationReport evaluate_published(const PublishedEvaluationRequest& r) {
+  if (r.host_launch_us && !(*r.host_launch_us >= 0)) {
+    throw InvalidInput(
+        setting_with_value(r.names, "host_launch_us", fmt::format("{}", *r.host_launch_us)) +
+        ": expected >= 0");
+  }
+  learn::check_grades(r.grades, r.names);
+  check_output(r.scatter_csv, r.names, "scatter_csv");
+  const std::filesystem::path data_dir = data_directory();
+  const device::DeviceCatalog catalog =
+      device::DeviceCatalog::load_with_user(data_dir, r.devices_file);
+  const dataset::PublishedReadResult read =
+      dataset::read_published_measurements(r.published.string());
+  const learn::PublishedTimes times = learn::published_times(read.records, data_dir, r.grades);
+
+  report::PublishedEvaluationReport report;
+  report.calibration = catalog.calibration();
+  report.host_launch_s = r.host_launch_us
+                             ? *r.host_launch_us * 1e-6
+                             : (report.calibration ? report.calibration->host_launch_s : 0.0);
+  network::TimeEvaluationSettings settings;
+  settings.host_launch_s = report.host_launch_s;
+  report.evaluation = network::evaluate_times(times.measurements, catalog, settings, r.progress);
+  report.published = r.published;
+  report.grades = r.grades;
+  report.records_read = read.records_read;
+  report.rejected = read.rejected.size();
+  report.measurements = times.measurements.size();
+  report.skipped = times.skipped;
+  report.context = RunContext::now(r.command_line);
+  report.context.add("published", r.published.string())
+      .add("grades", r.grades)
+      .add("host_launch_s", report.host_launch_s)
+      .add("predictor", "analytical");
+  if (!r.scatter_csv.empty()) {
+    write_file_atomically(r.scatter_csv,
+                          report.context.to_csv_comments() + report::scatter_csv(report),
+                          setting_name(r.names, "scatter_csv"));
+    report.scatter_csv = r.scatter_csv;
+  }
+  return report;
+}
+
+}  // namespace nnergy::api

@@ -1,0 +1,365 @@
+#include "nnergy/report/evaluation_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+
+#include "nnergy/core/csv.h"
+#include "nnergy/core/error.h"
+#include "nnergy/learn/time_accuracy.h"
+#include "nnergy/report/quantity_format.h"
+#include "nnergy/report/text_table.h"
+#include "nnergy/report/time_accuracy_report.h"
+
+namespace nnergy::report {
+
+namespace {
+
+using learn::FitMetrics;
+using learn::ModeScores;
+using learn::PredictorEvaluation;
+using learn::Target;
+using learn::TargetScores;
+
+std::string number(double value, const char* format) {
+  return std::isfinite(value) ? fmt::format(fmt::runtime(format), value) : std::string("-");
+}
+
+std::string target_label(Target target) { return target == Target::kTime ? "time" : "power"; }
+std::string unit_of(Target target) { return target == Target::kTime ? "s" : "W"; }
+
+const ModeScores* mode_scores(const TargetScores& t, const std::string& mode) {
+  for (const ModeScores& m : t.modes) {
+    if (m.mode == mode) return &m;
+  }
+  return nullptr;
+}
+
+// The metric rows of seed 000 Tables 6.1–6.4 plus MAPE, RMSE, RMSPE and the ±10 % share, for one
+// target; `cell(mode scores)` makes each column's cell.
+struct MetricRow {
+  std::string label;
+  std::function<std::string(const ModeScores&, Target)> cell;
+};
+
+std::vector<MetricRow> metric_rows(std::size_t folds) {
+  const auto test = [](const ModeScores& m, auto f) {
+    return m.test ? f(*m.test) : std::string("-");
+  };
+  return {
+      {fmt::format("CV mean R² ± σ ({}-fold)", folds),
+       [](const ModeScores& m, Target) {
+         return number(m.cv_r_squared_mean, "{:.3f}") + " ± " +
+                number(m.cv_r_squared_std, "{:.3f}");
+       }},
+      {"test R²",
+       [test](const ModeScores& m, Target) {
+         return test(m, [](const FitMetrics& f) { return number(f.r_squared, "{:.3f}"); });
+       }},
+      {"test MAPE %",
+       [test](const ModeScores& m, Target) {
+         return test(m, [](const FitMetrics& f) { return number(f.mape_percent, "{:.1f}"); });
+       }},
+      {"test RMSE",
+       [test](const ModeScores& m, Target t) {
+         return test(m, [t](const FitMetrics& f) { return format_quantity(f.rmse, unit_of(t)); });
+       }},
+      {"test RMSPE %",
+       [test](const ModeScores& m, Target) {
+         return test(m, [](const FitMetrics& f) { return number(f.rmspe_percent, "{:.1f}"); });
+       }},
+      {"test within ±10 %",
+       [test](const ModeScores& m, Target) {
+         return test(m, [](const FitMetrics& f) {
+           return number(100 * f.within_10_percent, "{:.0f}") + " %";
+         });
+       }},
+      {"test rows",
+       [test](const ModeScores& m, Target) {
+         return test(m, [](const FitMetrics& f) { return std::to_string(f.count); });
+       }},
+  };
+}
+
+std::vector<std::string> modes_in(const PredictorEvaluation& e) {
+  std::vector<std::string> modes;
+  for (const ModeScores& m : e.targets.front().modes) modes.push_back(m.mode);
+  return modes;
+}
+
+std::string op_level_table(const PredictorEvaluation& e, std::size_t folds) {
+  const std::vector<std::string> modes = modes_in(e);
+  TextTable table;
+  table.add_column("metric", TextTable::Align::kLeft);
+  for (const std::string& mode : modes) table.add_column(mode, TextTable::Align::kRight);
+  for (const TargetScores& t : e.targets) {
+    for (const MetricRow& row : metric_rows(folds)) {
+      std::vector<std::string> cells = {row.label + " " + target_label(t.target)};
+      for (const std::string& mode : modes) {
+        const ModeScores* m = mode_scores(t, mode);
+        cells.push_back(m != nullptr ? row.cell(*m, t.target) : "-");
+      }
+      table.add_row(std::move(cells));
+    }
+  }
+  return table.render();
+}
+
+std::string percent_difference(double predicted, double reference) {
+  if (!(reference > 0)) return "-";
+  return fmt::format("{:+.1f} %", 100 * (predicted - reference) / reference);
+}
+
+std::string holdout_text(const PredictorEvaluation& e, std::size_t holdout_ops,
+                         const std::vector<std::string>& networks) {
+  std::string out = fmt::format(
+      "Held-out networks {}: models trained without any of their {} measured unique ops (an op "
+      "shared with another network is held out too)\n",
+      join_with_commas(networks), holdout_ops);
+  for (const TargetScores& t : e.targets) {
+    std::vector<std::string> parts;
+    for (const ModeScores& m : t.modes) {
+      if (!m.holdout) continue;
+      parts.push_back(fmt::format(
+          "{} R² {}, MAPE {} %, within ±10 % {} % ({} rows)", m.mode,
+          number(m.holdout->r_squared, "{:.3f}"), number(m.holdout->mape_percent, "{:.1f}"),
+          number(100 * m.holdout->within_10_percent, "{:.0f}"), m.holdout->count));
+    }
+    out += fmt::format("  op level, {}: {}\n", to_string(t.target),
+                       parts.empty() ? std::string("no rows") : join_with_commas(parts));
+  }
+  const TargetScores& time = e.targets.front();
+  if (time.networks.empty()) return out;
+  TextTable table;
+  using A = TextTable::Align;
+  table.add_column("network", A::kLeft);
+  table.add_column("mode", A::kLeft);
+  table.add_column("measured ms", A::kRight);
+  table.add_column("sum of measured ops ms", A::kRight);
+  table.add_column("predicted ms", A::kRight);
+  table.add_column("vs measured", A::kRight);
+  table.add_column("vs sum of ops", A::kRight);
+  table.add_column("ops summed", A::kRight);
+  table.add_column("nodes not summed", A::kRight);
+  for (const learn::NetworkScore& s : time.networks) {
+    table.add_row(
+        {s.network, s.mode,
+         s.measured_time_s ? fmt::format("{:.2f}", 1e3 * *s.measured_time_s) : "-",
+         fmt::format("{:.2f}", 1e3 * s.measured_ops_time_s),
+         fmt::format("{:.2f} ± {:.2f}", 1e3 * s.predicted.time_s, 1e3 * s.predicted.std_s),
+         percent_difference(s.predicted.time_s, s.measured_time_s.value_or(0)),
+         percent_difference(s.predicted.time_s, s.measured_ops_time_s),
+         std::to_string(s.predicted.ops_summed), std::to_string(s.predicted.nodes_missing)});
+  }
+  out +=
+      "  network level (predicted = Σ count × predicted op time, NeuralPower's network sum, see "
+      "README.md; ops outside the whitelist are measured in neither sum):\n";
+  out += table.render();
+  std::vector<std::string> mape;
+  for (const ModeScores& m : time.modes) {
+    mape.push_back(
+        fmt::format("{} {} % vs measured, {} % vs sum of ops", m.mode,
+                    number(learn::network_mape_percent(time.networks, m.mode, false), "{:.1f}"),
+                    number(learn::network_mape_percent(time.networks, m.mode, true), "{:.1f}")));
+  }
+  out += "  network-level time MAPE: " + join_with_commas(mape) + "\n";
+  return out;
+}
+
+std::string importance_text(const TargetScores& t) {
+  if (t.importances.empty()) return "";
+  std::vector<std::string> top;
+  for (std::size_t i = 0; i < std::min<std::size_t>(10, t.importances.size()); ++i) {
+    top.push_back(fmt::format("{} {:.3f}", t.importances[i].first, t.importances[i].second));
+  }
+  return fmt::format("  feature importance ({}, model of the non-test rows, top {}): {}\n",
+                     to_string(t.target), top.size(), join_with_commas(top));
+}
+
+// Seed 000 Tables 6.1–6.4: one table per mode, one column per predictor.
+std::string side_by_side(const std::vector<PredictorEvaluation>& evaluations, std::size_t folds,
+                         bool holdout) {
+  std::string out;
+  for (const std::string& mode : modes_in(evaluations.front())) {
+    TextTable table;
+    table.add_column("metric (" + mode + ")", TextTable::Align::kLeft);
+    for (const PredictorEvaluation& e : evaluations) {
+      table.add_column(e.regressor, TextTable::Align::kRight);
+    }
+    for (const TargetScores& reference : evaluations.front().targets) {
+      for (const MetricRow& row : metric_rows(folds)) {
+        std::vector<std::string> cells = {row.label + " " + target_label(reference.target)};
+        for (const PredictorEvaluation& e : evaluations) {
+          std::string cell = "-";
+          for (const TargetScores& t : e.targets) {
+            const ModeScores* m = mode_scores(t, mode);
+            if (t.target == reference.target && m != nullptr) cell = row.cell(*m, t.target);
+          }
+          cells.push_back(cell);
+        }
+        table.add_row(std::move(cells));
+      }
+    }
+    if (holdout) {
+      for (const bool against_ops : {false, true}) {
+        std::vector<std::string> cells = {against_ops ? "held-out network MAPE % vs sum of ops"
+                                                      : "held-out network MAPE % vs measured"};
+        for (const PredictorEvaluation& e : evaluations) {
+          cells.push_back(
+              number(learn::network_mape_percent(e.targets.front().networks, mode, against_ops),
+                     "{:.1f}"));
+        }
+        table.add_row(std::move(cells));
+      }
+    }
+    std::vector<std::string> fit = {"fit time (non-test rows, time)"};
+    for (const PredictorEvaluation& e : evaluations) {
+      fit.push_back(fmt::format("{:.2f} s", e.targets.front().fit_time_s));
+    }
+    table.add_row(std::move(fit));
+    out += table.render() + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_text(const EvaluationReport& report) {
+  std::vector<std::string> predictors;
+  for (const PredictorEvaluation& e : report.evaluations) predictors.push_back(e.regressor);
+  const learn::DeviceResolution& r = report.device;
+  std::string out =
+      fmt::format("nnergy evaluate: {} on {} (FNV-1a 64 {})\n", join_with_commas(predictors),
+                  report.dataset.string(), report.dataset_digest);
+  out += fmt::format("  device: '{}' ({}) encoded as {} — {}\n", r.dataset_name, r.dataset_kind,
+                     r.catalog_id, r.how);
+  out += fmt::format(
+      "  rows: {} op measurements of {} unique ops ({} dropped: time missing, NaN, infinite or "
+      "not positive; {} error rows skipped); {} features\n",
+      report.rows, report.ops, report.dropped_rows, report.error_rows, report.feature_columns);
+  out += fmt::format(
+      "  splits by unique op (all rows of an op — both modes, every clock — stay together, so no "
+      "op is both trained on and scored): test {} ops ({:g} %), {}-fold CV over the other {} "
+      "ops; seed {}\n",
+      report.test_ops, 100 * report.test_fraction, report.folds, report.ops - report.test_ops,
+      report.seed);
+  out +=
+      "  R² on the raw values, as in README.md's evaluation table; one model per target spans "
+      "both modes (mode is a feature); metrics are per mode\n";
+  if (!report.evaluations.empty()) {
+    for (const std::string& note : report.evaluations.front().notes) {
+      out += "  note: " + note + "\n";
+    }
+  }
+
+  for (const PredictorEvaluation& e : report.evaluations) {
+    out += fmt::format("\n== {} — {}\n", e.regressor, e.description);
+    out += op_level_table(e, report.folds);
+    for (const TargetScores& t : e.targets) out += importance_text(t);
+    if (!report.holdout_networks.empty()) {
+      out += holdout_text(e, report.holdout_ops, report.holdout_networks);
+    }
+  }
+  if (!report.evaluations.empty()) {
+    out += "\n== All predictors side by side (one table per mode)\n";
+    out += side_by_side(report.evaluations, report.folds, !report.holdout_networks.empty());
+  }
+  if (!report.scatter_csv.empty()) {
+    out += fmt::format("wrote {} (predicted vs measured per op and split)\n",
+                       report.scatter_csv.string());
+  }
+  if (!report.features_csv.empty()) {
+    out += fmt::format("wrote {} (encoded features, targets, split and fold per row)\n",
+                       report.features_csv.string());
+  }
+  return out;
+}
+
+std::string render_text(const PublishedEvaluationReport& report) {
+  const network::TimeEvaluation& e = report.evaluation;
+  std::string out = fmt::format(
+      "nnergy evaluate: the analytical model against published whole-network times in {}\n",
+      report.published.string());
+  out += fmt::format(
+      "  {} records read ({} rejected by the reader); grades {}; {} whole-network times "
+      "predicted, {} could not be, {} records skipped\n",
+      report.records_read, report.rejected, join_with_commas(report.grades), e.evaluated.size(),
+      e.failures.size(), report.skipped.size());
+  if (report.calibration) {
+    out += fmt::format(
+        "  the model's efficiencies were fitted by `nnergy calibrate` on {} whole-network times of "
+        "{}: on that corpus these figures are in-sample (`nnergy calibrate --dry-run` gives the "
+        "leave-one-GPU-out ones); host launch cost {:.1f} µs per kernel\n",
+        report.calibration->records, report.calibration->corpus, report.host_launch_s * 1e6);
+  } else {
+    out += fmt::format(
+        "  no parameter of the model was fitted on these measurements: every figure is "
+        "out-of-sample (host launch cost {:.1f} µs per kernel)\n",
+        report.host_launch_s * 1e6);
+  }
+  for (const auto& [name, key] : time_groupings()) {
+    out += "\n" + accuracy_table(name, learn::time_accuracy(e.evaluated, key));
+  }
+  std::map<std::string, std::size_t> skip_reasons;
+  for (const auto& [id, why] : report.skipped) ++skip_reasons[why];
+  out += "\nSkipped records, by reason:\n";
+  for (const auto& [why, n] : skip_reasons) out += fmt::format("  {:4} {}\n", n, why);
+  if (!e.failures.empty()) {
+    std::map<std::string, std::size_t> failure_reasons;
+    for (const auto& [m, why] : e.failures) ++failure_reasons[why];
+    out += "Records that could not be predicted, by reason:\n";
+    for (const auto& [why, n] : failure_reasons) out += fmt::format("  {:4} {}\n", n, why);
+  }
+  if (!report.scatter_csv.empty()) {
+    out +=
+        fmt::format("wrote {} (predicted vs measured per record)\n", report.scatter_csv.string());
+  }
+  return out;
+}
+
+nlohmann::ordered_json to_json(const PublishedEvaluationReport& report) {
+  const network::TimeEvaluation& e = report.evaluation;
+  nlohmann::ordered_json j;
+  j["context"] = report.context.to_json();
+  j["records_read"] = report.records_read;
+  j["rejected"] = report.rejected;
+  j["measurements"] = report.measurements;
+  j["evaluated"] = e.evaluated.size();
+  std::map<std::string, std::size_t> skip_reasons;
+  for (const auto& [id, why] : report.skipped) ++skip_reasons[why];
+  nlohmann::ordered_json skipped = nlohmann::ordered_json::object();
+  for (const auto& [why, n] : skip_reasons) skipped[why] = n;
+  j["skipped"] = skipped;
+  nlohmann::ordered_json failures = nlohmann::ordered_json::array();
+  for (const auto& [m, why] : e.failures) failures.push_back({{"id", m.id}, {"reason", why}});
+  j["failures"] = failures;
+  for (const auto& [name, key] : time_groupings())
+    j["by_" + name] = accuracy_json(learn::time_accuracy(e.evaluated, key));
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const network::EvaluatedTime& t : e.evaluated) {
+    rows.push_back({{"id", t.measurement.id},
+                    {"network", t.measurement.network},
+                    {"device", t.measurement.device_id},
+                    {"measured_s", t.measurement.measured_s},
+                    {"predicted_s", t.predicted_s}});
+  }
+  j["records"] = rows;
+  return j;
+}
+
+std::string scatter_csv(const PublishedEvaluationReport& report) {
+  std::string out = "id,network,device,precision,mode,part,batch,measured_s,predicted_s\n";
+  for (const network::EvaluatedTime& t : report.evaluation.evaluated) {
+    const network::NetworkTimeMeasurement& m = t.measurement;
+    out += fmt::format("{},{},{},{},{},{},{},{},{}\n", csv::field(m.id), csv::field(m.network),
+                       csv::field(m.device_id), device::to_string(m.precision),
+                       predict::to_string(m.mode), network::to_string(m.part),
+                       m.bindings.batch.value_or(0), m.measured_s, t.predicted_s);
+  }
+  return out;
+}
+
+}  // namespace nnergy::report
