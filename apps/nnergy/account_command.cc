@@ -77,7 +77,7 @@ void add_account_command(CLI::App& app, CommandRun* selected, const std::string&
   auto options = std::make_shared<AccountOptions>();
   CLI::App* command = app.add_subcommand(
       "account",
-      "Attribute a run's measured energy to operators, layers and modules (seed 001 Smaragdine)");
+      "Attribute a run's measured energy to operators, layers and modules (Smaragdine)");
   command->add_option("runs", options->runs,
                       "session directories written by nnergy_torch.session (session.json)");
   command

@@ -145,7 +145,7 @@ ArchlineFitResult fit_archline(const std::vector<ArchlinePoint>& points,
   if (admitted.empty()) {
     throw InvalidInput(fmt::format(
         "{}: no admitted {} points ({} in total; points taken at another clock or while "
-        "throttled are excluded, seed 003 §3.1.2)",
+        "throttled are excluded, Holtmann 2024 §3.1.2)",
         source, prec, all.size()));
   }
   const std::string what = fmt::format("{} ({})", source, prec);
@@ -158,7 +158,7 @@ ArchlineFitResult fit_archline(const std::vector<ArchlinePoint>& points,
   }
   if (r.points_admitted < r.points_total) {
     r.warnings.push_back(
-        fmt::format("{}: {} of {} points excluded (another clock or throttled, seed 003 §3.1.2)",
+        fmt::format("{}: {} of {} points excluded (another clock or throttled, Holtmann 2024 §3.1.2)",
                     prec, r.points_total - r.points_admitted, r.points_total));
   }
   for (const ArchlinePoint* pt : admitted) {

@@ -40,7 +40,7 @@ std::string AnalyticalPredictor::description() const {
                                 : " + kappa*pi_mem while computing; power: " + a.provenance;
   return fmt::format(
       "analytical roofline (compute {:.0f} %{}, memory {:.0f} % of datasheet peaks, {:.1f} us per "
-      "kernel) + archline energy E = W*eps_flop + Q*eps_mem + T*pi0 (seed 003 Eq. 5){}; {}",
+      "kernel) + archline energy E = W*eps_flop + Q*eps_mem + T*pi0 (Holtmann 2024 Eq. 5){}; {}",
       e.compute * 100, tensor, e.memory * 100, e.kernel_overhead_s * 1e6, power, calibration);
 }
 

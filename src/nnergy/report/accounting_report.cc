@@ -220,7 +220,7 @@ std::string run_text(const AccountedRun& r, bool interpolate,
 }
 
 std::string assessment_text(const AccountingReport& report) {
-  std::string out = "\nAccounting precision (seed 001 §5.4; PCC of attributed STEFs):\n";
+  std::string out = "\nAccounting precision (Smaragdine §5.4; PCC of attributed STEFs):\n";
   for (const AccountedRun& r : report.runs) {
     std::string line;
     for (const account::SparsingPoint& p : r.sparsing) {

@@ -76,7 +76,7 @@ std::vector<std::string> notes(const PredictionReport& report) {
   if (report.sources) {
     out.push_back(fmt::format(
         "all figures are predicted, not measured: times by {}, powers by {}, energy = time × "
-        "power (seed 000 §5.1){} — {}",
+        "power (Nicolai §5.1){} — {}",
         report.sources->time, report.sources->power,
         p.optimizer_step_included ? "; the optimizer step by the analytical model" : "",
         p.predictor_description));
