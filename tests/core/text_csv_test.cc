@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "nnergy/core/csv.h"
 #include "nnergy/core/run_context.h"
 #include "nnergy/core/text.h"
@@ -54,6 +56,8 @@ TEST(DurationText, RoundsToWhatMattersAtItsSize) {
   EXPECT_EQ(duration_text(185), "3 min 05 s");
   EXPECT_EQ(duration_text(239.7), "4 min 00 s");
   EXPECT_EQ(duration_text(7800), "2 h 10 min");
+  EXPECT_EQ(duration_text(-3), "0 s");
+  EXPECT_EQ(duration_text(std::numeric_limits<double>::quiet_NaN()), "0 s");
 }
 
 }  // namespace

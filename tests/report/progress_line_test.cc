@@ -12,14 +12,6 @@ namespace {
 
 using testing::ElementsAre;
 
-TEST(FormatEta, SecondsMinutesAndHours) {
-  EXPECT_EQ(format_eta(0), "0 s");
-  EXPECT_EQ(format_eta(44.6), "45 s");
-  EXPECT_EQ(format_eta(80), "1 min 20 s");
-  EXPECT_EQ(format_eta(2 * 3600 + 5 * 60 + 10), "2 h 5 min");
-  EXPECT_EQ(format_eta(-3), "0 s");
-}
-
 TEST(ProgressText, EstimatesTheRestAtThePaceSoFar) {
   EXPECT_EQ(progress_text("evaluate", "records", 0, 653, 0), "evaluate: 0/653 records");
   // 120 records in 30 s: the other 533 take 133 s.

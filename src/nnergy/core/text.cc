@@ -28,7 +28,7 @@ std::vector<std::string> split_trimmed(std::string_view text, char separator) {
 }
 
 std::string duration_text(double seconds) {
-  const long long s = std::llround(std::max(seconds, 0.0));
+  const long long s = std::isfinite(seconds) ? std::llround(std::max(seconds, 0.0)) : 0;
   if (s < 60) return fmt::format("{} s", s);
   if (s < 3600) return fmt::format("{} min {:02} s", s / 60, s % 60);
   const long long minutes = (s + 30) / 60;

@@ -14,7 +14,7 @@ std::string_view trim(std::string_view text);
 std::vector<std::string> split_trimmed(std::string_view text, char separator);
 
 /// A duration for people, rounded to what matters at its size: "42 s", "3 min 05 s",
-/// "2 h 10 min". `seconds` ≥ 0.
+/// "2 h 10 min". A negative or non-finite duration reads "0 s".
 std::string duration_text(double seconds);
 
 }  // namespace nnergy

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <utility>
 
+#include "nnergy/core/text.h"
+
 namespace nnergy::report {
 
 namespace {
@@ -21,20 +23,13 @@ double steady_seconds() {
 
 }  // namespace
 
-std::string format_eta(double seconds) {
-  const long long total = std::isfinite(seconds) && seconds > 0 ? std::llround(seconds) : 0;
-  if (total < 60) return fmt::format("{} s", total);
-  if (total < 3600) return fmt::format("{} min {} s", total / 60, total % 60);
-  return fmt::format("{} h {} min", total / 3600, total % 3600 / 60);
-}
-
 std::string progress_text(std::string_view what, std::string_view unit, std::size_t done,
                           std::size_t total, double elapsed_s) {
   std::string text = fmt::format("{}: {}/{} {}", what, done, total, unit);
   if (done > 0 && done < total) {
     const double remaining_s =
         elapsed_s / static_cast<double>(done) * static_cast<double>(total - done);
-    text += ", ETA " + format_eta(remaining_s);
+    text += ", ETA " + duration_text(remaining_s);
   }
   return text;
 }

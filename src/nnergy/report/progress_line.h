@@ -9,10 +9,6 @@
 
 namespace nnergy::report {
 
-/// A duration as a progress line gives it: "45 s", "1 min 20 s", "2 h 5 min" (rounded to the
-/// second; negative or non-finite durations read "0 s").
-std::string format_eta(double seconds);
-
 /// "evaluate: 120/653 records, ETA 1 min 20 s": `done` of `total` `unit` after `elapsed_s`
 /// seconds, the rest estimated at the same pace; without an ETA while nothing is done.
 std::string progress_text(std::string_view what, std::string_view unit, std::size_t done,
