@@ -76,8 +76,7 @@ CommandResult run_account(const AccountOptions& o, const std::string& command_li
 void add_account_command(CLI::App& app, CommandRun* selected, const std::string& command_line) {
   auto options = std::make_shared<AccountOptions>();
   CLI::App* command = app.add_subcommand(
-      "account",
-      "Attribute a run's measured energy to operators, layers and modules (Smaragdine)");
+      "account", "Attribute a run's measured energy to operators, layers and modules (Smaragdine)");
   command->add_option("runs", options->runs,
                       "session directories written by nnergy_torch.session (session.json)");
   command

@@ -96,7 +96,9 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
     throw InvalidInput("--order " + o.order + ": accepted: energy, network");
   }
   api::PredictRequest request = to_request(o, command_line);
-  const predict::RegressorRegistry regressors = available_regressors();
+  // Only a model file names a regressor; the analytical default needs no registry.
+  const predict::RegressorRegistry regressors =
+      request.predictor_file.empty() ? predict::RegressorRegistry() : available_regressors();
   request.regressors = &regressors;
   const report::PredictionReport report = api::predict(request);
   if (o.json) return report::to_json(report).dump(2) + "\n";

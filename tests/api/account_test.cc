@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "invalid_input_message.h"
 #include "nnergy/account/footprint_writers.h"
 #include "nnergy/core/error.h"
 #include "nnergy/report/accounting_report.h"
@@ -31,12 +32,7 @@ AccountRequest committed_run() {
 }
 
 std::string message_of(const AccountRequest& r) {
-  try {
-    account(r);
-  } catch (const InvalidInput& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return test_support::invalid_input_message([&] { account(r); });
 }
 
 using ApiAccount = test_support::TempDirTest;

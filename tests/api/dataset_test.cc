@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "invalid_input_message.h"
 #include "nnergy/core/error.h"
 #include "temp_dir_test.h"
 
@@ -22,15 +23,7 @@ const std::filesystem::path kPublishedSmall =
 
 class ApiDataset : public test_support::TempDirTest {};
 
-template <typename F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const InvalidInput& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test_support::invalid_input_message;
 
 TEST(ApiDatasetValidate, TheCommittedDatasetAgainstItself) {
   DatasetValidateRequest r;
@@ -88,23 +81,24 @@ TEST_F(ApiDataset, ImportMergeAndExportPublishedMeasurements) {
 TEST_F(ApiDataset, MessagesNameTheFilesAndSettings) {
   DatasetExportRequest exp;
   exp.db = dir_ / "missing.sqlite";
-  EXPECT_THAT(message_of([&] { export_dataset(exp); }), HasSubstr("no such dataset file"));
+  EXPECT_THAT(invalid_input_message([&] { export_dataset(exp); }),
+              HasSubstr("no such dataset file"));
   exp.db = kCpuDataset;
   exp.output = dir_ / "no-such-dir" / "out.csv";
-  EXPECT_EQ(message_of([&] { export_dataset(exp); }),
+  EXPECT_EQ(invalid_input_message([&] { export_dataset(exp); }),
             "output=" + exp.output.string() + ": cannot write the file");
   exp.names = SettingNames::kFlag;
-  EXPECT_THAT(message_of([&] { export_dataset(exp); }), StartsWith("--output "));
+  EXPECT_THAT(invalid_input_message([&] { export_dataset(exp); }), StartsWith("--output "));
 
   DatasetMergeRequest merge;
   merge.output = kCpuDataset;
   merge.inputs = {kCpuDataset};
-  EXPECT_THAT(message_of([&] { merge_datasets(merge); }),
+  EXPECT_THAT(invalid_input_message([&] { merge_datasets(merge); }),
               HasSubstr("an input cannot also be the output"));
   DatasetImportRequest imp;
   imp.file = dir_ / "none.json";
   imp.db = dir_ / "never.sqlite";
-  EXPECT_THAT(message_of([&] { import_published(imp); }), HasSubstr("no such file"));
+  EXPECT_THAT(invalid_input_message([&] { import_published(imp); }), HasSubstr("no such file"));
   EXPECT_FALSE(std::filesystem::exists(imp.db));
 }
 

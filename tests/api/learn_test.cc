@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "invalid_input_message.h"
 #include "nnergy/api/calibrate.h"
 #include "nnergy/api/evaluate.h"
 #include "nnergy/api/train.h"
@@ -25,15 +26,7 @@ const std::filesystem::path kPublished = kDataDir / "calibration" / "measured_pu
 
 class ApiLearn : public test_support::TempDirTest {};
 
-template <typename F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const InvalidInput& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test_support::invalid_input_message;
 
 std::string read(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -77,12 +70,14 @@ TEST_F(ApiLearn, TrainMessagesNameSettingsAsTheFrontEndSpellsThem) {
   r.db = kCpuDataset;
   r.out = dir_ / "m.nnp";
   r.predictor = "nope";
-  EXPECT_THAT(message_of([&] { train(r); }), StartsWith("predictor=nope: unknown predictor"));
+  EXPECT_THAT(invalid_input_message([&] { train(r); }),
+              StartsWith("predictor=nope: unknown predictor"));
   r.names = SettingNames::kFlag;
-  EXPECT_THAT(message_of([&] { train(r); }), StartsWith("--predictor nope: unknown predictor"));
+  EXPECT_THAT(invalid_input_message([&] { train(r); }),
+              StartsWith("--predictor nope: unknown predictor"));
   r.predictor = "forest";
   r.threads = -1;
-  EXPECT_THAT(message_of([&] { train(r); }), StartsWith("--threads -1: expected >= 0"));
+  EXPECT_THAT(invalid_input_message([&] { train(r); }), StartsWith("--threads -1: expected >= 0"));
   EXPECT_FALSE(std::filesystem::exists(r.out));
 }
 
@@ -115,11 +110,12 @@ TEST_F(ApiLearn, EvaluateChecksItsSettingsBeforeAnyWork) {
   EvaluateRequest r;
   r.db = kCpuDataset;
   r.predictors = {};
-  EXPECT_EQ(message_of([&] { evaluate(r); }), "predictor: expected at least one name");
+  EXPECT_EQ(invalid_input_message([&] { evaluate(r); }), "predictor: expected at least one name");
   r.predictors = {"analytical", "no-such-model"};
-  EXPECT_THAT(message_of([&] { evaluate(r); }), StartsWith("predictor=no-such-model: unknown"));
+  EXPECT_THAT(invalid_input_message([&] { evaluate(r); }),
+              StartsWith("predictor=no-such-model: unknown"));
   r.scatter_csv = dir_ / "missing" / "s.csv";
-  EXPECT_THAT(message_of([&] { evaluate(r); }), StartsWith("scatter_csv "));
+  EXPECT_THAT(invalid_input_message([&] { evaluate(r); }), StartsWith("scatter_csv "));
 }
 
 TEST_F(ApiLearn, EvaluatePublishedPredictsTheCorpusAndWritesOneCsvDialect) {
@@ -150,18 +146,20 @@ TEST(ApiEvaluatePublished, BadSettingsAreNamed) {
   PublishedEvaluationRequest r;
   r.published = kPublished;
   r.host_launch_us = -1;
-  EXPECT_EQ(message_of([&] { evaluate_published(r); }), "host_launch_us=-1: expected >= 0");
+  EXPECT_EQ(invalid_input_message([&] { evaluate_published(r); }),
+            "host_launch_us=-1: expected >= 0");
   r.host_launch_us.reset();
   r.grades = {"A", "D"};
   r.names = SettingNames::kFlag;
-  EXPECT_EQ(message_of([&] { evaluate_published(r); }), "--grades D: expected A, B or C");
+  EXPECT_EQ(invalid_input_message([&] { evaluate_published(r); }),
+            "--grades D: expected A, B or C");
 }
 
 TEST_F(ApiLearn, CalibrateRefusesUnknownGradesAndWritesNothing) {
   CalibrateRequest r;
   r.grades = {"Z"};
   r.output = dir_ / "calibrated.json";
-  EXPECT_EQ(message_of([&] { calibrate(r); }), "grades=Z: expected A, B or C");
+  EXPECT_EQ(invalid_input_message([&] { calibrate(r); }), "grades=Z: expected A, B or C");
   EXPECT_FALSE(std::filesystem::exists(r.output));
 }
 

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "invalid_input_message.h"
 #include "nnergy/core/error.h"
 
 namespace nnergy::api {
@@ -20,12 +21,7 @@ PredictRequest resnet50(std::int64_t batch = 8) {
 }
 
 std::string message_of(const PredictRequest& r) {
-  try {
-    predict(r);
-  } catch (const InvalidInput& e) {
-    return e.what();
-  }
-  return "(no error)";
+  return test_support::invalid_input_message([&] { predict(r); });
 }
 
 TEST(ApiPredict, PredictsTheDefaultDeviceWithItsContext) {

@@ -26,18 +26,13 @@ void check_output(const std::filesystem::path& path, SettingNames names, std::st
 report::EvaluationReport evaluate(const EvaluateRequest& r) {
   check_output(r.scatter_csv, r.names, "scatter_csv");
   check_output(r.features_csv, r.names, "features_csv");
-  if (r.threads < 0) {
-    throw InvalidInput(setting_with_value(r.names, "threads", std::to_string(r.threads)) +
-                       ": expected >= 0");
-  }
+  detail::check_threads(r.threads, r.names);
   if (r.predictors.empty()) {
     throw InvalidInput(setting_name(r.names, "predictor") + ": expected at least one name");
   }
   const detail::RegressorChoice regressors(r.regressors);
   for (const std::string& name : r.predictors) regressors.check(name, r.names);
-  const device::DeviceCatalog catalog =
-      device::DeviceCatalog::load_with_user(data_directory(), r.devices_file);
-  const learn::TrainingTable table = learn::build_training_table(r.db.string(), catalog, r.device);
+  const learn::TrainingTable table = detail::training_table(r.db, r.device, r.devices_file);
 
   learn::EvaluationSettings settings;
   settings.folds = r.folds;

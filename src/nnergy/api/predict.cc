@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "nnergy/api/regressor_choice.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
@@ -114,10 +115,9 @@ std::shared_ptr<const learn::ModelFile> load_model_file(const PredictRequest& r)
         "{}: expected `analytical` or a model file written by `nnergy train`; no such file",
         given(r, "predictor", r.predictor_file.string())));
   }
-  predict::RegressorRegistry standard;
-  if (!r.regressors) predict::register_standard_regressors(standard);
+  const detail::RegressorChoice regressors(r.regressors);
   return std::make_shared<const learn::ModelFile>(
-      learn::ModelFile::load(r.predictor_file, r.regressors ? *r.regressors : standard));
+      learn::ModelFile::load(r.predictor_file, regressors.registry()));
 }
 
 }  // namespace

@@ -1,11 +1,15 @@
 #pragma once
 
 // What api/train.cc and api/evaluate.cc share: the registry a request names and the check of a
-// regressor name against it. Internal to nnergy::api.
+// regressor name against it, the thread-count check, and the training table of a dataset.
+// Internal to nnergy::api.
 
+#include <filesystem>
+#include <optional>
 #include <string>
 
 #include "nnergy/core/setting_name.h"
+#include "nnergy/learn/training_table.h"
 #include "nnergy/predict/regressor.h"
 
 namespace nnergy::api::detail {
@@ -25,5 +29,14 @@ class RegressorChoice {
   const predict::RegressorRegistry* requested_;
   predict::RegressorRegistry standard_;
 };
+
+/// Throws InvalidInput naming the `threads` setting unless `threads` ≥ 0 (0: the default).
+void check_threads(int threads, SettingNames names);
+
+/// The training table of the dataset `db`, its device resolved in the built-in catalog merged
+/// with `devices_file` (`device`: a catalog id; default: matched by the dataset device's name).
+learn::TrainingTable training_table(const std::filesystem::path& db,
+                                    const std::optional<std::string>& device,
+                                    const std::filesystem::path& devices_file);
 
 }  // namespace nnergy::api::detail

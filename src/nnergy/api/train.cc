@@ -5,9 +5,7 @@
 #include <chrono>
 
 #include "nnergy/api/regressor_choice.h"
-#include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
-#include "nnergy/device/device_catalog.h"
 #include "nnergy/learn/model_file.h"
 #include "nnergy/learn/training_table.h"
 
@@ -15,15 +13,10 @@ namespace nnergy::api {
 
 report::TrainReport train(const TrainRequest& r) {
   learn::check_output_directory(r.out.string(), setting_name(r.names, "out"));
-  if (r.threads < 0) {
-    throw InvalidInput(setting_with_value(r.names, "threads", std::to_string(r.threads)) +
-                       ": expected >= 0");
-  }
+  detail::check_threads(r.threads, r.names);
   const detail::RegressorChoice regressors(r.regressors);
   regressors.check(r.predictor, r.names);
-  const device::DeviceCatalog catalog =
-      device::DeviceCatalog::load_with_user(data_directory(), r.devices_file);
-  const learn::TrainingTable table = learn::build_training_table(r.db.string(), catalog, r.device);
+  const learn::TrainingTable table = detail::training_table(r.db, r.device, r.devices_file);
 
   learn::TrainSettings settings;
   settings.predictor = r.predictor;
