@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
@@ -22,6 +23,8 @@ CalibratedParameters example() {
   p.kernel_overhead_s = 3e-6;
   p.work_half_flop_per_sm = 1e6;
   p.reduction_half = 10;
+  p.winograd_speedup = 1.5;
+  p.grouped_conv_efficiency = 0.6;
   p.host_launch_s = 50e-6;
   p.host_launch_source = "github:x/y";
   p.host_launch_by_source = {{"github:x/y", 50e-6}};
@@ -47,6 +50,28 @@ TEST(CalibratedParameters, WrittenAndReadBack) {
   EXPECT_EQ(p.power->records, 5u);
   EXPECT_EQ(p.power->devices, std::vector<std::string>{"titan-x"});
   EXPECT_DOUBLE_EQ(p.power->power_log_sigma, 0.12);
+  EXPECT_DOUBLE_EQ(p.winograd_speedup, 1.5);
+  EXPECT_DOUBLE_EQ(p.grouped_conv_efficiency, 0.6);
+}
+
+TEST(CalibratedParameters, FilesWithoutConvolutionRegimesReadAsNoEffect) {
+  nlohmann::json j = nlohmann::json::parse(calibrated_parameters_json(example()));
+  j.erase("winograd_speedup");
+  j.erase("grouped_conv_efficiency");
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "nnergy_calibrated_without_regimes.json";
+  std::ofstream(path) << j.dump();
+  const CalibratedParameters p = read_calibrated_parameters(path);
+  std::filesystem::remove(path);
+  EXPECT_DOUBLE_EQ(p.winograd_speedup, 1);
+  EXPECT_DOUBLE_EQ(p.grouped_conv_efficiency, 1);
+}
+
+TEST(CalibratedParameters, ConvolutionRegimesReachTheDevice) {
+  DeviceCatalog catalog = DeviceCatalog::load(kDataDir / "devices.json");
+  catalog.calibrate(example(), "test");
+  EXPECT_DOUBLE_EQ(catalog.find("gtx-1080-ti").efficiency.winograd_speedup, 1.5);
+  EXPECT_DOUBLE_EQ(catalog.find("h100-sxm").efficiency.grouped_conv_efficiency, 0.6);
 }
 
 TEST(CalibratedParameters, ThePowerFitReachesEveryNvidiaDeviceAndReplacesEstimatedEfficiency) {

@@ -238,6 +238,35 @@ TEST(OpCatalog, DepthwiseConv2d) {
   EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[0]).inference.macs, 8.0 * 100 * 9);
 }
 
+// The kernel family a convolution runs as: dense 3×3 stride 1 (Winograd-eligible), grouped with
+// 4 or more groups, or a GEMM (1×1, strided, dilated, two groups, depthwise, other kernels).
+MatrixKind kind_of_conv(const std::vector<std::int64_t>& w, std::int64_t group, std::int64_t stride,
+                        std::int64_t dilation = 1) {
+  OnnxBuilder b;
+  b.input("x", {std::string("N"), w[1] * group, 16, 16})
+      .input("w", {w[0], w[1], w[2], w[3]})
+      .output("y");
+  auto& conv = b.node("Conv", {"x", "w"}, {"y"});
+  OnnxBuilder::set_int(conv, "group", group);
+  OnnxBuilder::set_ints(conv, "strides", {stride, stride});
+  OnnxBuilder::set_ints(conv, "dilations", {dilation, dilation});
+  const Network net = import(b);
+  return op_cost(net, net.nodes()[0]).matrix_kind;
+}
+
+TEST(OpCatalog, ConvolutionKinds) {
+  EXPECT_EQ(kind_of_conv({16, 8, 3, 3}, 1, 1), MatrixKind::kConv3x3);
+  EXPECT_EQ(kind_of_conv({16, 8, 3, 3}, 1, 2), MatrixKind::kGemm);     // strided
+  EXPECT_EQ(kind_of_conv({16, 8, 3, 3}, 1, 1, 2), MatrixKind::kGemm);  // dilated
+  EXPECT_EQ(kind_of_conv({16, 8, 1, 1}, 1, 1), MatrixKind::kGemm);
+  EXPECT_EQ(kind_of_conv({16, 8, 5, 5}, 1, 1), MatrixKind::kGemm);
+  EXPECT_EQ(kind_of_conv({16, 4, 3, 3}, 2, 1), MatrixKind::kGemm);  // two towers: dense
+  EXPECT_EQ(kind_of_conv({32, 4, 3, 3}, 8, 1), MatrixKind::kGroupedConv);
+  EXPECT_EQ(kind_of_conv({32, 4, 3, 3}, 8, 2), MatrixKind::kGroupedConv);
+  EXPECT_EQ(kind_of_conv({8, 1, 3, 3}, 8, 1), MatrixKind::kGemm);  // depthwise
+  EXPECT_EQ(to_string(MatrixKind::kGroupedConv), "grouped-conv");
+}
+
 TEST(OpCatalog, ConvTranspose1d) {
   OnnxBuilder b;
   b.input("x", {std::string("N"), 4, 10}).input("w", {4, 6, 3}).output("y");

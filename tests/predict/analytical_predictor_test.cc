@@ -135,6 +135,32 @@ TEST(AnalyticalPredictor, SmallAndThinMatrixKernelsAreSlower) {
               10e9 / (0.5 * 10e12), 1e-12);
 }
 
+TEST(AnalyticalPredictor, ConvolutionKindsScaleTheMatrixRate) {
+  device::DeviceSpec d = toy_device();
+  d.efficiency.tensor = 0.25;
+  d.efficiency.winograd_speedup = 2;
+  d.efficiency.grouped_conv_efficiency = 0.5;
+  const AnalyticalPredictor p(d);
+  const PassCost work{0, 1e12, 0, 0};
+  const graph::MatrixKind winograd = graph::MatrixKind::kConv3x3;
+  const graph::MatrixKind grouped = graph::MatrixKind::kGroupedConv;
+  // fp32 on the CUDA cores: 0.2 s for a GEMM, half that for a 3×3 convolution (Winograd).
+  EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp32, 1000}, 0, winograd).time_s,
+              0.1, 1e-12);
+  // fp16 on the tensor cores: no Winograd (0.1 s as a GEMM).
+  EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp16, 1000}, 0, winograd).time_s,
+              0.1, 1e-12);
+  // Grouped convolutions reach half the rate on either units.
+  EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp32, 1000}, 0, grouped).time_s,
+              0.4, 1e-12);
+  EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp16, 1000}, 0, grouped).time_s,
+              0.2, 1e-12);
+  // Vector work is never a convolution.
+  EXPECT_NEAR(
+      p.predict_pass(work, OpClass::kElementwise, {Precision::kFp32, 1000}, 0, grouped).time_s, 0.2,
+      1e-12);
+}
+
 TEST(AnalyticalPredictor, PowerAboveTdpStretchesTime) {
   device::DeviceSpec d = toy_device();
   d.archline[Precision::kFp32].eps_flop_j = 200e-12;  // 400 J for 2 TFLOP of slots in 0.2 s

@@ -99,6 +99,11 @@ CalibratedParameters read_calibrated_parameters(const std::filesystem::path& pat
   p.kernel_overhead_s = positive(root, "kernel_overhead_s", where);
   p.work_half_flop_per_sm = positive(root, "work_half_flop_per_sm", where);
   p.reduction_half = positive(root, "reduction_half", where);
+  // Absent from files written before the convolution regimes were fitted: no effect.
+  if (root.contains("winograd_speedup"))
+    p.winograd_speedup = positive(root, "winograd_speedup", where);
+  if (root.contains("grouped_conv_efficiency"))
+    p.grouped_conv_efficiency = positive(root, "grouped_conv_efficiency", where);
   p.host_launch_s = positive(root, "host_launch_s", where);
   p.host_launch_source = root.value("host_launch_source", "");
   p.transferred_time_log_sigma = positive(root, "transferred_time_log_sigma", where);
@@ -146,6 +151,8 @@ std::string calibrated_parameters_json(const CalibratedParameters& p) {
   j["kernel_overhead_s"] = p.kernel_overhead_s;
   j["work_half_flop_per_sm"] = p.work_half_flop_per_sm;
   j["reduction_half"] = p.reduction_half;
+  j["winograd_speedup"] = p.winograd_speedup;
+  j["grouped_conv_efficiency"] = p.grouped_conv_efficiency;
   j["host_launch_s"] = p.host_launch_s;
   j["host_launch_source"] = p.host_launch_source;
   j["host_launch_by_source"] = ordered_json::object();
@@ -194,6 +201,8 @@ bool apply_calibration(const CalibratedParameters& p, DeviceSpec& device) {
   e.kernel_overhead_s = p.kernel_overhead_s;
   e.work_half_flop_per_sm = p.work_half_flop_per_sm;
   e.reduction_half = p.reduction_half;
+  e.winograd_speedup = p.winograd_speedup;
+  e.grouped_conv_efficiency = p.grouped_conv_efficiency;
   e.tensor.reset();
   std::string tensor_note;
   const bool matrix_units = device.has_matrix_units(Precision::kFp16) ||

@@ -42,9 +42,11 @@ struct CalibratedParameters {
   std::string corpus;       ///< the measurements' file, as given to calibrate
   std::size_t records = 0;  ///< whole-network times fitted on
   std::map<std::string, GenerationEfficiency> generations;
-  double kernel_overhead_s = 0;      ///< GPU time per kernel launch, s (all generations)
-  double work_half_flop_per_sm = 0;  ///< w½ of device::Efficiency, flop per SM
-  double reduction_half = 0;         ///< K½ of device::Efficiency, MACs per output
+  double kernel_overhead_s = 0;        ///< GPU time per kernel launch, s (all generations)
+  double work_half_flop_per_sm = 0;    ///< w½ of device::Efficiency, flop per SM
+  double reduction_half = 0;           ///< K½ of device::Efficiency, MACs per output
+  double winograd_speedup = 1;         ///< device::Efficiency::winograd_speedup (all generations)
+  double grouped_conv_efficiency = 1;  ///< device::Efficiency::grouped_conv_efficiency
   /// Host time per kernel of eager PyTorch, s: `predict`'s default --host-launch-us.
   double host_launch_s = 0;
   std::string host_launch_source;                       ///< the source host_launch_s was fitted on

@@ -53,6 +53,13 @@ struct Efficiency {
   std::optional<double> tensor;
   double work_half_flop_per_sm = 0;  ///< w½, flop per SM; 0: no size effect
   double reduction_half = 0;         ///< K½, multiply-accumulates per output; 0: no effect
+  /// Dense 3×3 stride-1 convolutions on the CUDA cores (not the matrix units) run this many
+  /// times faster than their flop count at `compute` says: cuDNN's Winograd and FFT algorithms
+  /// do fewer multiplications. 1: no effect.
+  double winograd_speedup = 1;
+  /// Grouped convolutions (graph::MatrixKind::kGroupedConv) reach this fraction of the rate
+  /// a dense convolution of the same size reaches. 1: no effect.
+  double grouped_conv_efficiency = 1;
 };
 
 /// Power real kernels draw beyond the archline's flop and DRAM terms. The archline's ε_flop comes

@@ -38,6 +38,24 @@ OpCost matrix_op(const CostInput& c, double macs) {
   return same_forward(OpClass::kMatrix, forward, backward);
 }
 
+// Which kernel family cuDNN runs a (forward) convolution as. Two-group convolutions (AlexNet's
+// towers) run as two dense convolutions and stay GEMMs; depthwise convolutions (one group per
+// input channel) are memory-bound and are left to the reduction-length rule.
+MatrixKind convolution_kind(const CostInput& c) {
+  const Shape& w = c.in[1]->shape;  // [Cout, Cin/groups, k...]
+  const std::int64_t groups = c.node.int_attribute("group", 1);
+  const std::int64_t in_channels = w.size() > 1 ? w[1] * groups : 0;
+  if (groups >= 4 && groups < in_channels) return MatrixKind::kGroupedConv;
+  auto all_ones = [](const std::vector<std::int64_t>& v) {
+    return std::all_of(v.begin(), v.end(), [](std::int64_t x) { return x == 1; });
+  };
+  const bool unit = all_ones(c.node.ints_attribute("strides", {})) &&
+                    all_ones(c.node.ints_attribute("dilations", {}));
+  const bool three_by_three = w.size() == 4 && w[2] == 3 && w[3] == 3;  // 2-D only
+  if (groups == 1 && unit && three_by_three) return MatrixKind::kConv3x3;
+  return MatrixKind::kGemm;
+}
+
 // Convolution, forward and transposed, of any spatial rank (1-D to 3-D) and any groups. MACs
 // per output element of a convolution are (Cin/groups)·prod(kernel) = prod(W.shape[1:]) with W
 // [Cout, Cin/groups, k...]; a transposed convolution, W [Cin, Cout/groups, k...], does
@@ -45,7 +63,9 @@ OpCost matrix_op(const CostInput& c, double macs) {
 OpCost convolution(const CostInput& c, bool transposed) {
   if (c.in.size() < 2 || c.out.empty()) throw InternalError(c.node.name + ": Conv without weight");
   const double anchor_elements = transposed ? c.in_elements(0) : c.out_elements();
-  return matrix_op(c, anchor_elements * product(c.in[1]->shape, 1));
+  OpCost cost = matrix_op(c, anchor_elements * product(c.in[1]->shape, 1));
+  if (!transposed) cost.matrix_kind = convolution_kind(c);
+  return cost;
 }
 
 // Gemm: Y = alpha·A'·B' + beta·C with A' (M×K), B' (K×N).

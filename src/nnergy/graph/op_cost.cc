@@ -28,6 +28,18 @@ std::string_view to_string(OpClass op_class) {
   return "unknown";
 }
 
+std::string_view to_string(MatrixKind kind) {
+  switch (kind) {
+    case MatrixKind::kGemm:
+      return "gemm";
+    case MatrixKind::kConv3x3:
+      return "conv3x3";
+    case MatrixKind::kGroupedConv:
+      return "grouped-conv";
+  }
+  return "gemm";
+}
+
 OpClass parse_op_class(std::string_view name, std::string_view where) {
   for (const OpClass op_class :
        {OpClass::kMatrix, OpClass::kElementwise, OpClass::kNormalization, OpClass::kPooling,

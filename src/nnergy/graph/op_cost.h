@@ -23,6 +23,17 @@ std::string_view to_string(OpClass op_class);
 /// Parses the names to_string gives; throws InvalidInput naming `where` otherwise.
 OpClass parse_op_class(std::string_view name, std::string_view where);
 
+/// The family of kernels a matrix operator runs as, which decides how close to the peak it gets
+/// (cuDNN's algorithm regimes for convolutions).
+enum class MatrixKind {
+  kGemm,         ///< GEMM, MatMul, and every convolution not below (1×1, strided, depthwise, …)
+  kConv3x3,      ///< dense 3×3 stride-1 convolution: Winograd-eligible on CUDA cores
+  kGroupedConv,  ///< 4 or more groups, fewer than the input channels (ResNeXt): many small GEMMs
+};
+
+/// "gemm", "conv3x3", "grouped-conv".
+std::string_view to_string(MatrixKind kind);
+
 /// Work of one pass of an operator.
 struct PassCost {
   double macs = 0;     ///< multiply-accumulates (matrix operators only)
@@ -50,6 +61,8 @@ struct OpCost {
   /// Matrix operators: multiply-accumulates per output element of the forward pass (the K of
   /// the GEMM; C_in/groups·k_h·k_w for a convolution); 0 otherwise.
   double reduction_length = 0;
+  /// Matrix operators: the kernel family (kGemm for every other class).
+  MatrixKind matrix_kind = MatrixKind::kGemm;
 };
 
 }  // namespace nnergy::graph

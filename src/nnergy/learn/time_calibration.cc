@@ -56,7 +56,17 @@ class CalibratedPredictors {
   std::map<std::string, predict::AnalyticalPredictor> predictors_;
 };
 
-enum class Kind { kCompute, kTensor, kMemory, kOverhead, kWorkHalf, kReductionHalf, kHost };
+enum class Kind {
+  kCompute,
+  kTensor,
+  kMemory,
+  kOverhead,
+  kWorkHalf,
+  kReductionHalf,
+  kWinograd,
+  kGrouped,
+  kHost
+};
 
 struct Parameter {
   Kind kind;
@@ -154,10 +164,12 @@ class Problem {
     std::map<std::string, std::vector<std::size_t>> generation_rows;
     std::map<std::string, std::vector<std::size_t>> tensor_rows;
     std::map<std::string, std::vector<std::size_t>> host_rows;
+    std::vector<std::size_t> vector_rows;  // Winograd runs on the CUDA cores only
     for (std::size_t k = 0; k < rows_.size(); ++k) {
       const Row& r = rows_[k];
       generation_rows[r.generation].push_back(k);
       if (r.tensor) tensor_rows[r.generation].push_back(k);
+      if (!r.tensor) vector_rows.push_back(k);
       if (prepared.measurements[r.index].nodes.empty() &&
           records_per_source[r.source] >= options.min_host_records)
         host_rows[r.source].push_back(k);
@@ -171,6 +183,11 @@ class Problem {
     parameters_.push_back({Kind::kOverhead, "", std::log(3e-6), 0.5, all});
     parameters_.push_back({Kind::kWorkHalf, "", std::log(1e6), 0.5, all});
     parameters_.push_back({Kind::kReductionHalf, "", std::log(8.0), 2, all});
+    // Weak priors at "no effect": the measurements decide (Winograd F(2×2,3×3) does 2.25× fewer
+    // multiplications; cuDNN picks it only for some layers).
+    if (!vector_rows.empty())
+      parameters_.push_back({Kind::kWinograd, "", std::log(1.0), 0.5, vector_rows});
+    parameters_.push_back({Kind::kGrouped, "", std::log(1.0), 1, all});
     for (const auto& [s, rows] : host_rows)
       parameters_.push_back({Kind::kHost, s, std::log(20e-6), 2, rows});
     for (const auto& [s, n] : records_per_source) {
@@ -217,6 +234,12 @@ class Problem {
           break;
         case Kind::kReductionHalf:
           p.reduction_half = std::exp(t);
+          break;
+        case Kind::kWinograd:
+          p.winograd_speedup = std::exp(t);
+          break;
+        case Kind::kGrouped:
+          p.grouped_conv_efficiency = std::exp(t);
           break;
         case Kind::kHost:
           p.host_launch_by_source[q.key] = std::exp(t);

@@ -79,9 +79,9 @@ TimedNetwork::TimedNetwork(const CostedNetwork& costed, const NetworkTimeMeasure
     if (!slot) {
       slot = std::make_pair(passes_.size(), passes_.size() + 1);
       passes_.push_back({training ? cost.training_forward : cost.inference, cost.op_class,
-                         cost.reduction_length});
-      passes_.push_back(
-          {training ? cost.backward : graph::PassCost{}, cost.op_class, cost.reduction_length});
+                         cost.reduction_length, cost.matrix_kind});
+      passes_.push_back({training ? cost.backward : graph::PassCost{}, cost.op_class,
+                         cost.reduction_length, cost.matrix_kind});
     }
     forward_runs_.push_back(slot->first);
     if (training) backward_runs_.push_back(slot->second);
@@ -100,7 +100,9 @@ double TimedNetwork::predict_s(const predict::AnalyticalPredictor& analytical,
   std::vector<double> time_s(passes_.size());
   for (std::size_t i = 0; i < passes_.size(); ++i) {
     const Pass& p = passes_[i];
-    time_s[i] = analytical.predict_pass(p.cost, p.op_class, point, p.reduction_length).time_s;
+    time_s[i] =
+        analytical.predict_pass(p.cost, p.op_class, point, p.reduction_length, p.matrix_kind)
+            .time_s;
   }
   // A part timed on its own starts with an idle host and GPU, like the whole iteration.
   std::vector<KernelRun> runs;

@@ -80,6 +80,7 @@ class TimedNetwork {
     graph::PassCost cost;
     graph::OpClass op_class = graph::OpClass::kUnknown;
     double reduction_length = 0;
+    graph::MatrixKind matrix_kind = graph::MatrixKind::kGemm;
   };
   // Unique passes, and per issued run the pass it runs (forward in network order, backward in
   // reverse order, then the optimizer step when measured).

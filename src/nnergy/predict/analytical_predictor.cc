@@ -29,6 +29,12 @@ std::string AnalyticalPredictor::description() const {
   const device::Efficiency& e = device_.efficiency;
   const std::string tensor =
       e.tensor ? fmt::format(", tensor cores {:.0f} %", *e.tensor * 100) : std::string();
+  std::string regimes;
+  if (e.winograd_speedup != 1)
+    regimes +=
+        fmt::format(", 3x3 convolutions x{:.2f} on CUDA cores (Winograd)", e.winograd_speedup);
+  if (e.grouped_conv_efficiency != 1)
+    regimes += fmt::format(", grouped convolutions x{:.2f}", e.grouped_conv_efficiency);
   const std::string calibration =
       device_.calibration.provenance.empty()
           ? "not calibrated on measurements (the catalog's estimated efficiencies)"
@@ -39,9 +45,11 @@ std::string AnalyticalPredictor::description() const {
                                 ? std::string()
                                 : " + kappa*pi_mem while computing; power: " + a.provenance;
   return fmt::format(
-      "analytical roofline (compute {:.0f} %{}, memory {:.0f} % of datasheet peaks, {:.1f} us per "
-      "kernel) + archline energy E = W*eps_flop + Q*eps_mem + T*pi0 (Holtmann 2024 Eq. 5){}; {}",
-      e.compute * 100, tensor, e.memory * 100, e.kernel_overhead_s * 1e6, power, calibration);
+      "analytical roofline (compute {:.0f} %{}, memory {:.0f} % of datasheet peaks{}, {:.1f} us "
+      "per kernel) + archline energy E = W*eps_flop + Q*eps_mem + T*pi0 (Holtmann 2024 Eq. 5){}; "
+      "{}",
+      e.compute * 100, tensor, e.memory * 100, regimes, e.kernel_overhead_s * 1e6, power,
+      calibration);
 }
 
 double AnalyticalPredictor::network_relative_time_std() const {
@@ -53,8 +61,8 @@ double AnalyticalPredictor::network_relative_power_std() const {
 }
 
 double AnalyticalPredictor::compute_rate(const graph::PassCost& cost, graph::OpClass op_class,
-                                         double reduction_length,
-                                         const OperatingPoint& point) const {
+                                         double reduction_length, const OperatingPoint& point,
+                                         graph::MatrixKind matrix_kind) const {
   const device::Efficiency& eff = device_.efficiency;
   const bool matrix = op_class == graph::OpClass::kMatrix;
   const Precision units = matrix ? point.precision : vector_precision(point.precision);
@@ -63,9 +71,12 @@ double AnalyticalPredictor::compute_rate(const graph::PassCost& cost, graph::OpC
     throw InvalidInput(fmt::format("device {} has no {} peak in the catalog", device_.id,
                                    device::to_string(units)));
   }
-  double eta = eff.compute;
-  if (matrix && device_.has_matrix_units(units)) eta = eff.tensor.value_or(eff.compute);
+  const bool matrix_units = matrix && device_.has_matrix_units(units);
+  const double eta = matrix_units ? eff.tensor.value_or(eff.compute) : eff.compute;
   double rate = eta * *peak * point.clock_mhz / device_.clock.boost_mhz;
+  if (matrix && !matrix_units && matrix_kind == graph::MatrixKind::kConv3x3)
+    rate *= eff.winograd_speedup;
+  if (matrix && matrix_kind == graph::MatrixKind::kGroupedConv) rate *= eff.grouped_conv_efficiency;
   if (matrix && eff.work_half_flop_per_sm > 0 && device_.sm_count > 0) {
     const double x = cost.flops / (device_.sm_count * eff.work_half_flop_per_sm);
     rate *= x / (1 + x);
@@ -77,8 +88,8 @@ double AnalyticalPredictor::compute_rate(const graph::PassCost& cost, graph::OpC
 }
 
 OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph::OpClass op_class,
-                                             const OperatingPoint& point,
-                                             double reduction_length) const {
+                                             const OperatingPoint& point, double reduction_length,
+                                             graph::MatrixKind matrix_kind) const {
   OpEstimate estimate;
   if (cost.empty()) return estimate;
   const double clock_ratio = point.clock_mhz / device_.clock.boost_mhz;
@@ -87,7 +98,9 @@ OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph:
   const double memory_rate = device_.efficiency.memory * device_.memory_bandwidth_byte_per_s *
                              std::min(1.0, clock_ratio / kMemorySaturationClockRatio);
   const double compute_s =
-      cost.flops > 0 ? cost.flops / compute_rate(cost, op_class, reduction_length, point) : 0.0;
+      cost.flops > 0
+          ? cost.flops / compute_rate(cost, op_class, reduction_length, point, matrix_kind)
+          : 0.0;
   // Flop slots the units spend: a kernel at η of peak keeps them issuing (and stalling) for its
   // whole compute time, so it draws the flop power of W/η flops, not of W.
   const double active_flops = cost.flops > 0 ? compute_s * *device_.peak(units) * clock_ratio : 0.0;
@@ -128,11 +141,12 @@ OpEstimate AnalyticalPredictor::predict(const OpQuery& query) const {
   const graph::PassCost& forward =
       query.mode == Mode::kInference ? query.cost.inference : query.cost.training_forward;
   const double k = query.cost.reduction_length;
-  OpEstimate total = predict_pass(forward, query.cost.op_class, query.point, k);
+  const graph::MatrixKind kind = query.cost.matrix_kind;
+  OpEstimate total = predict_pass(forward, query.cost.op_class, query.point, k, kind);
   total.forward_time_s = total.time_s;
   if (query.mode == Mode::kTraining) {
     const OpEstimate backward =
-        predict_pass(query.cost.backward, query.cost.op_class, query.point, k);
+        predict_pass(query.cost.backward, query.cost.op_class, query.point, k, kind);
     const bool backward_dominates = backward.time_s > total.time_s;
     total.time_s += backward.time_s;
     total.energy_j += backward.energy_j;

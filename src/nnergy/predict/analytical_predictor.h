@@ -40,14 +40,17 @@ class AnalyticalPredictor : public OpPredictor {
   double network_relative_power_std() const override;
 
   /// One pass of `op_class` work at `point` (also used for the optimizer step);
-  /// `reduction_length` is graph::OpCost::reduction_length (0: unknown).
+  /// `reduction_length` and `matrix_kind` are graph::OpCost's (0 and kGemm: unknown).
   OpEstimate predict_pass(const graph::PassCost& cost, graph::OpClass op_class,
-                          const OperatingPoint& point, double reduction_length = 0) const;
+                          const OperatingPoint& point, double reduction_length = 0,
+                          graph::MatrixKind matrix_kind = graph::MatrixKind::kGemm) const;
   /// Flop/s the pass's compute runs at: the efficiency of its units (device::Efficiency) times
-  /// their peak at the clock, times the size and reduction factors for matrix work. Throws
-  /// InvalidInput when the device lacks the units' peak.
+  /// their peak at the clock, times the size and reduction factors and the kernel family's
+  /// factor (Winograd, grouped) for matrix work. Throws InvalidInput when the device lacks the
+  /// units' peak.
   double compute_rate(const graph::PassCost& cost, graph::OpClass op_class, double reduction_length,
-                      const OperatingPoint& point) const;
+                      const OperatingPoint& point,
+                      graph::MatrixKind matrix_kind = graph::MatrixKind::kGemm) const;
 
   const device::DeviceSpec& device() const { return device_; }
 

@@ -59,7 +59,9 @@ nlohmann::ordered_json device_json(const device::DeviceSpec& d) {
                      {"memory", d.efficiency.memory},
                      {"kernel_overhead_s", d.efficiency.kernel_overhead_s},
                      {"work_half_flop_per_sm", d.efficiency.work_half_flop_per_sm},
-                     {"reduction_half", d.efficiency.reduction_half}};
+                     {"reduction_half", d.efficiency.reduction_half},
+                     {"winograd_speedup", d.efficiency.winograd_speedup},
+                     {"grouped_conv_efficiency", d.efficiency.grouped_conv_efficiency}};
   j["time_model"] = {{"calibrated", !d.calibration.provenance.empty()},
                      {"transferred", d.calibration.transferred},
                      {"generation", d.generation()},
