@@ -13,6 +13,7 @@ packages=(
   libxgboost-dev xgboost libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev libopenblas0-openmp python3-torch
+  pybind11-dev python3-pytest python3-pandas
 )
 if [[ "${1:-}" == "--tools" ]]; then
   packages+=(python3-torchvision python3-onnx python3-sklearn librsvg2-bin)
