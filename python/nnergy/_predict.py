@@ -148,7 +148,8 @@ class Prediction:
 
         def pm(value, std, scale, unit):
             return f"{value * scale:.4g}{' ± %.3g' % (std * scale) if std else ''} {unit}"
-        return (f"<nnergy.Prediction {context.get('model', '?')} on {context.get('device', '?')}:"
+        return (f"<nnergy.Prediction {context['network']['name']} on {context['device']['id']}, "
+                f"{context['mode']}, batch {context['batch']}, {context['precision']}:"
                 f" {pm(t['time_s'], t['time_std_s'], 1e3, 'ms')},"
                 f" {pm(t['energy_j'], t['energy_std_j'], 1, 'J')}, {t['power_w']:.4g} W>")
 

@@ -82,7 +82,8 @@ def test_module_is_exported_with_a_dynamic_batch():
     p = nnergy.predict(tiny_mlp(), torch.randn(2, 16), device="h100", batch=64)
     # 64 × (16·32 + 32·4) multiply-accumulates, counted from the export.
     assert p.totals.mac_count == 64 * (16 * 32 + 32 * 4)
-    assert list(p.layers["op_type"]) == ["Gemm", "Relu", "Gemm"]
+    # The network's layers (a host-bound iteration adds a HostLaunchWait row after them).
+    assert list(p.layers["op_type"])[:3] == ["Gemm", "Relu", "Gemm"]
     # Without batch=, the example's batch is used.
     assert nnergy.predict(tiny_mlp(), torch.randn(3, 16)).totals.mac_count == 3 * 640
 

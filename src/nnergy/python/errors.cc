@@ -1,6 +1,7 @@
 #include <Python.h>
 
 #include <exception>
+#include <string>
 
 #include "bindings.h"
 #include "nnergy/core/error.h"
