@@ -15,7 +15,7 @@ t = p.totals
 print(f"resnet50: {t.time_s * 1e3:.1f} ms ± {t.time_std_s * 1e3:.1f} ms, "
       f"{t.energy_j:.1f} J ± {t.energy_std_j:.1f} J, {t.power_w:.0f} W per iteration")
 print(p.layers.sort_values("energy_j", ascending=False)
-      [["name", "op_type", "flop_count", "time_s", "energy_j"]].head(5).to_string(index=False))
+      [["module_path", "op_type", "flop_count", "time_s", "energy_j"]].head(5).to_string(index=False))
 
 sweep = p.clock_sweep()
 print(f"energy-optimal clock {sweep.energy_optimal_clock_mhz:g} MHz, "

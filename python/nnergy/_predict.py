@@ -3,7 +3,6 @@
 import json
 import os
 import sys
-import tempfile
 
 from nnergy import _core
 from nnergy._records import Record, dataframe, rename_counts
@@ -227,6 +226,7 @@ def predict(model, example_input=None, *, device=None, batch=None, mode="inferen
     if onnx_path:
         path = os.fspath(onnx_path)
     else:
+        import tempfile
         directory = tempfile.TemporaryDirectory(prefix="nnergy-export-")
         path = os.path.join(directory.name, name + ".onnx")
     export_module(model, example_input, path, training=training, opset_version=opset_version)

@@ -1,8 +1,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
-#include <pybind11/stl/filesystem.h>
 
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -20,7 +18,9 @@ using namespace pybind11::literals;
 
 namespace {
 
-using Paths = std::vector<std::filesystem::path>;
+// Paths arrive as str (os.fspath): a std::filesystem::path argument would import pathlib when
+// the module is imported, for its default values.
+using Paths = std::vector<std::string>;
 
 struct AccountArguments {
   Paths runs;
@@ -33,10 +33,10 @@ struct AccountArguments {
   bool default_rules = true;
   bool assess = false;
   std::size_t max_factor = 8;
-  std::filesystem::path json_file;
-  std::filesystem::path csv_file;
-  std::filesystem::path folded_file;
-  std::filesystem::path perfetto_file;
+  std::string json_file;
+  std::string csv_file;
+  std::string folded_file;
+  std::string perfetto_file;
   std::string command_line;
 };
 
@@ -44,9 +44,9 @@ api::AccountRequest to_request(const AccountArguments& a) {
   api::AccountRequest r;
   r.names = SettingNames::kKeyword;
   r.command_line = a.command_line;
-  r.runs = a.runs;
-  r.trace_files = a.trace_files;
-  r.power_files = a.power_files;
+  r.runs.assign(a.runs.begin(), a.runs.end());
+  r.trace_files.assign(a.trace_files.begin(), a.trace_files.end());
+  r.power_files.assign(a.power_files.begin(), a.power_files.end());
   r.offset_us = a.offset_us;
   r.power_devices = a.power_devices;
   r.interpolate = a.interpolate;
@@ -112,9 +112,9 @@ void bind_account(py::module_& module) {
          const std::optional<double>& offset_us,
          const std::map<std::string, std::string>& power_devices, bool interpolate,
          const std::vector<std::string>& summarize, bool default_rules, bool assess,
-         std::size_t max_factor, const std::filesystem::path& json_file,
-         const std::filesystem::path& csv_file, const std::filesystem::path& folded_file,
-         const std::filesystem::path& perfetto_file, const std::string& command_line) {
+         std::size_t max_factor, const std::string& json_file, const std::string& csv_file,
+         const std::string& folded_file, const std::string& perfetto_file,
+         const std::string& command_line) {
         const api::AccountRequest request =
             to_request({runs, trace_files, power_files, offset_us, power_devices, interpolate,
                         summarize, default_rules, assess, max_factor, json_file, csv_file,
@@ -125,9 +125,8 @@ void bind_account(py::module_& module) {
       "runs"_a = Paths{}, py::kw_only(), "trace_files"_a = Paths{}, "power_files"_a = Paths{},
       "offset_us"_a = py::none(), "power_devices"_a = std::map<std::string, std::string>{},
       "interpolate"_a = false, "summarize"_a = std::vector<std::string>{}, "default_rules"_a = true,
-      "assess"_a = false, "max_factor"_a = 8, "json_file"_a = std::filesystem::path(),
-      "csv_file"_a = std::filesystem::path(), "folded_file"_a = std::filesystem::path(),
-      "perfetto_file"_a = std::filesystem::path(), "command_line"_a = "",
+      "assess"_a = false, "max_factor"_a = 8, "json_file"_a = "", "csv_file"_a = "",
+      "folded_file"_a = "", "perfetto_file"_a = "", "command_line"_a = "",
       "api::account; see nnergy.account for the arguments.");
 }
 

@@ -1,8 +1,6 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
-#include <pybind11/stl/filesystem.h>
 
-#include <filesystem>
 #include <string>
 
 #include "bindings.h"
@@ -19,17 +17,16 @@ using namespace pybind11::literals;
 void bind_catalog(py::module_& module) {
   module.def(
       "zoo_json",
-      [](const std::filesystem::path& data_dir) {
+      [](const std::string& data_dir) {
         api::ZooRequest r;
         r.data_dir = data_dir;
         const py::gil_scoped_release unlocked;
         return report::to_json(api::zoo(r)).dump();
       },
-      "data_dir"_a = std::filesystem::path(),
-      "api::zoo: the zoo's models as JSON text (`nnergy zoo --json`).");
+      "data_dir"_a = "", "api::zoo: the zoo's models as JSON text (`nnergy zoo --json`).");
   module.def(
       "devices_json",
-      [](const std::string& device, const std::filesystem::path& devices_file) {
+      [](const std::string& device, const std::string& devices_file) {
         api::DevicesRequest r;
         r.device = device;
         r.devices_file = devices_file;
@@ -37,7 +34,7 @@ void bind_catalog(py::module_& module) {
         r.command_line = "nnergy.devices()";
         return report::to_json(api::devices(r)).dump();
       },
-      "device"_a = "", "devices_file"_a = std::filesystem::path(),
+      "device"_a = "", "devices_file"_a = "",
       "api::devices: the device catalog, or one device, as JSON text (`nnergy devices --json`).");
   module.def(
       "power_sources_json",
