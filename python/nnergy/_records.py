@@ -35,6 +35,8 @@ class Record:
         object.__setattr__(self, "_fields", dict(fields))
 
     def __getattr__(self, name):
+        if name.startswith("_"):  # copy and pickle probe before __init__ ran
+            raise AttributeError(name)
         try:
             return self._fields[name]
         except KeyError:
