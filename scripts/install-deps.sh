@@ -2,8 +2,10 @@
 # Installs the Debian 12 packages nnergy builds against. Idempotent and non-interactive:
 # packages already present are not touched, and apt runs only when something is missing.
 #   scripts/install-deps.sh            build + test dependencies (LibTorch, CPU, for profile/; Debian's
-#                                      Python torch, for the live test of python/nnergy_torch)
-#   scripts/install-deps.sh --tools    also what tools/ needs (torchvision, onnx, sklearn, rsvg-convert)
+#                                      Python torch, for the live test of python/nnergy_torch;
+#                                      pybind11, pandas and pytest for the Python package nnergy)
+#   scripts/install-deps.sh --tools    also what tools/ needs (torchvision, onnx, sklearn, rsvg-convert;
+#                                      torchvision also for tools/python_package_timing.py)
 set -euo pipefail
 
 packages=(
@@ -13,6 +15,7 @@ packages=(
   libxgboost-dev xgboost libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libtorch-dev libopenblas0-openmp python3-torch
+  pybind11-dev python3-pytest python3-pandas
 )
 if [[ "${1:-}" == "--tools" ]]; then
   packages+=(python3-torchvision python3-onnx python3-sklearn librsvg2-bin)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "nnergy/api/power_meter.h"
 #include "nnergy/core/error.h"
 #include "nnergy/measure/child_process.h"
 #include "nnergy/measure/measurement_window.h"
@@ -22,40 +23,12 @@ std::string join_words(const std::vector<std::string>& words) {
   return text;
 }
 
-// The sources of the request: detection, or every named source, which must then be present.
-measure::Detection open_sources(const MonitorRequest& r) {
-  const measure::SourceRegistry registry = measure::SourceRegistry::standard();
-  if (r.sources.empty()) return registry.detect();
-  measure::Detection detection;
-  for (const std::string& spec : r.sources) {
-    measure::Detection found = registry.open(spec);
-    if (found.sources.empty() && !found.unavailable.empty()) {
-      // Asked for by name, so its absence is a failure, not a note: nothing would be measured.
-      std::vector<std::string> reasons;
-      for (const measure::Unavailable& u : found.unavailable) {
-        reasons.push_back(u.source + ": " + u.reason);
-      }
-      throw DeviceError(fmt::format("{}: the power source is not available here ({})",
-                                    setting_with_value(r.names, "source", spec),
-                                    join_with_commas(reasons)));
-    }
-    for (auto& s : found.sources) detection.sources.push_back(std::move(s));
-    for (auto& u : found.unavailable) detection.unavailable.push_back(std::move(u));
-    for (auto& w : found.warnings) detection.warnings.push_back(std::move(w));
-  }
-  return detection;
-}
-
 }  // namespace
 
 report::MonitorReport monitor(const MonitorRequest& r) {
   if (r.command.empty()) throw InvalidInput("monitor: expected a command to run, found none");
-  if (!(r.interval_ms >= 1 && r.interval_ms <= 60000)) {
-    throw InvalidInput(fmt::format(
-        "{}: expected 1 to 60000",
-        setting_with_value(r.names, "interval_ms", fmt::format("{:g}", r.interval_ms))));
-  }
-  measure::Detection detection = open_sources(r);
+  check_interval_ms(r.interval_ms, r.names);
+  measure::Detection detection = open_power_sources(r.sources, r.names);
   std::vector<measure::SourceInfo> infos;
   for (const auto& s : detection.sources) infos.push_back(s->info());
 

@@ -42,7 +42,9 @@ std::string throttling_text(const SourceMeasurement& m) {
   return fmt::format("{} samples: {}", m.throttled_samples, names);
 }
 
-ordered_json measurement_json(const SourceMeasurement& m) {
+}  // namespace
+
+ordered_json to_json(const SourceMeasurement& m) {
   auto opt = [](const std::optional<double>& v) {
     return v ? ordered_json(*v) : ordered_json(nullptr);
   };
@@ -79,7 +81,15 @@ ordered_json measurement_json(const SourceMeasurement& m) {
   return j;
 }
 
-}  // namespace
+ordered_json to_json(const measure::Measurement& measurement) {
+  ordered_json j;
+  j["begin_s"] = measurement.begin_s;
+  j["end_s"] = measurement.end_s;
+  j["time_s"] = measurement.end_s - measurement.begin_s;
+  j["sources"] = ordered_json::array();
+  for (const SourceMeasurement& m : measurement.sources) j["sources"].push_back(to_json(m));
+  return j;
+}
 
 std::string render_text(const MonitorReport& report) {
   std::string text =
@@ -127,7 +137,7 @@ ordered_json to_json(const MonitorReport& report) {
   summary["sampler_cpu_fraction_of_one_core"] = report.sampler_cpu_fraction;
   summary["sources"] = ordered_json::array();
   for (const SourceMeasurement& m : report.sources) {
-    summary["sources"].push_back(measurement_json(m));
+    summary["sources"].push_back(to_json(m));
   }
   summary["warnings"] = report.warnings;
   summary["unavailable"] = ordered_json::array();

@@ -38,4 +38,13 @@ std::string render_text(const MonitorReport& report);
 /// values are null.
 nlohmann::ordered_json to_json(const MonitorReport& report);
 
+/// One source's statistics over a window, as an element of "sources" above: {"id", "kind",
+/// "name", "uuid", "time_s", "energy_j", ..., "source_failed", "source_error"}; absent values are
+/// null. Times s, energies J, powers W, clocks MHz, temperatures °C.
+nlohmann::ordered_json to_json(const measure::SourceMeasurement& measurement);
+
+/// A closed measurement window (measure::Meter, api::PowerMeter): {"begin_s", "end_s" (sampler
+/// steady time, s), "time_s", "sources": [one element per source, as above]}.
+nlohmann::ordered_json to_json(const measure::Measurement& measurement);
+
 }  // namespace nnergy::report

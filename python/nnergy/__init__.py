@@ -1,0 +1,40 @@
+"""nnergy: predict and measure the time, power and energy of neural networks on GPUs.
+
+The library's entry points (the same ones the `nnergy` command runs) as Python calls, with
+results as Python objects and pandas DataFrames:
+
+    nnergy.predict(model, example_input=None, device=..., batch=..., mode=..., precision=...)
+    nnergy.Monitor(sources=...)            measurement windows (with, begin_window/end_window)
+    @nnergy.measure                        a function's time and energy per call
+    nnergy.session(model, "run1")          record a PyTorch run for nnergy.account
+    nnergy.account("run1")                 where the energy of a recorded run went
+    nnergy.EnergyLogger("energy.csv")      energy, kWh and CO2e per training step and epoch
+    nnergy.zoo(), nnergy.devices(), nnergy.power_sources()
+
+Errors are nnergy.InvalidInput (also a ValueError), nnergy.DeviceError, nnergy.RuntimeFailure and
+nnergy.InternalError, all subclasses of nnergy.Error, with the library's messages. Importing
+nnergy imports neither torch nor pandas; they are imported by the calls that need them.
+See python/README.md.
+"""
+
+try:
+    from nnergy import _core
+except ImportError as e:  # the pure-Python sources without the built extension module
+    raise ImportError(
+        "nnergy: the extension module nnergy._core is not importable (" + str(e) + "); build it "
+        "with `cmake --build build/release -j2 --target python` and put build/release/python, "
+        "not python/, on PYTHONPATH: PYTHONPATH=build/release/python /usr/bin/python3"
+    ) from e
+
+from nnergy._core import DeviceError, Error, InternalError, InvalidInput, RuntimeFailure
+from nnergy._predict import ClockSweep, Prediction, predict
+from nnergy._monitor import Measurement, Monitor, Window, measure
+from nnergy._account import Accounting, Footprint, account, session
+from nnergy._energy_logger import EnergyLogger
+from nnergy._catalog import devices, power_sources, zoo
+
+__all__ = [
+    "Accounting", "ClockSweep", "DeviceError", "EnergyLogger", "Error", "Footprint",
+    "InternalError", "InvalidInput", "Measurement", "Monitor", "Prediction", "RuntimeFailure",
+    "Window", "account", "devices", "measure", "power_sources", "predict", "session", "zoo",
+]

@@ -1,0 +1,199 @@
+"""nnergy.EnergyLogger: energy, kWh and CO2e per training step and epoch of a plain PyTorch loop,
+written as the run goes (on Monitor windows)."""
+
+import csv
+import json
+import os
+import threading
+import time
+import warnings
+
+from nnergy import _core
+from nnergy._monitor import Monitor
+
+JOULES_PER_KWH = 3.6e6
+
+# A world-average grid carbon intensity, g CO2e per kWh, used when none is given; set your
+# grid's (e.g. from your utility or electricityMaps) with grid_g_per_kwh.
+DEFAULT_GRID_G_PER_KWH = 475.0
+
+
+class EnergyLogger:
+    """Logs every training step and epoch: time, energy (J and kWh), CO2e (g) and average power.
+
+        logger = nnergy.EnergyLogger("energy.csv", grid_g_per_kwh=350)
+        for epoch in range(epochs):
+            with logger.epoch():
+                for x, y in loader:
+                    with logger.step(samples=len(x)):
+                        train_step(x, y)
+        logger.close()
+
+    path            where the rows go: ".csv" for CSV, ".json"/".jsonl" for one JSON object per
+                    line; each row is flushed when written
+    grid_g_per_kwh  carbon intensity of the electricity, g CO2e per kWh (default 475, a world
+                    average: set your grid's)
+    sources, interval_ms  the power sources and sampling period of the Monitor it starts (as for
+                    Monitor); or monitor: an existing Monitor to use
+    log_steps       also write a row per step (else per epoch only)
+
+    A row: kind ("step" or "epoch"), epoch, step (within the epoch; the epoch's step count for an
+    epoch row), unix_time_s (its start), time_s, energy_j (summed over the sources: name
+    non-overlapping ones, e.g. "nvml" and "rapl:package-0"), energy_kwh, co2e_g, power_w,
+    samples, and energy_j:<source> per source. energy is empty when no source measured it.
+    begin_step()/end_step() and begin_epoch()/end_epoch() are the same without `with`; end_*
+    return the row (a dict). Not for concurrent steps from several threads."""
+
+    def __init__(self, path, grid_g_per_kwh=DEFAULT_GRID_G_PER_KWH, sources=None,
+                 interval_ms=20.0, monitor=None, log_steps=True):
+        path = os.fspath(path)
+        extension = os.path.splitext(path)[1].lower()
+        if extension not in (".csv", ".json", ".jsonl"):
+            raise _core.InvalidInput(
+                f"path={path!r}: expected a file ending in .csv, .json or .jsonl (the format of "
+                "the rows)")
+        if not (isinstance(grid_g_per_kwh, (int, float)) and grid_g_per_kwh >= 0):
+            raise _core.InvalidInput(
+                f"grid_g_per_kwh={grid_g_per_kwh!r}: expected a carbon intensity >= 0 in g CO2e "
+                "per kWh (e.g. 475 for a world average)")
+        self.path = path
+        self.grid_g_per_kwh = float(grid_g_per_kwh)
+        self.log_steps = log_steps
+        self._own_monitor = monitor is None
+        self.monitor = monitor if monitor is not None else Monitor(sources, interval_ms)
+        self._source_ids = self.monitor.source_ids
+        if not self._source_ids:
+            reasons = "; ".join(f"{k}: {v}" for k, v in self.monitor.unavailable.items())
+            warnings.warn(f"nnergy.EnergyLogger: no power source available here ({reasons}); "
+                          "only time is logged; pass sources=[...]", stacklevel=2)
+        self._csv = extension == ".csv"
+        self._file = open(path, "w", newline="" if self._csv else None, encoding="utf-8")
+        self._columns = (["kind", "epoch", "step", "unix_time_s", "time_s", "energy_j",
+                          "energy_kwh", "co2e_g", "power_w", "samples"] +
+                         [f"energy_j:{s}" for s in self._source_ids])
+        if self._csv:
+            self._writer = csv.DictWriter(self._file, fieldnames=self._columns)
+            self._writer.writeheader()
+            self._file.flush()
+        self._lock = threading.Lock()
+        self.epoch_index = 0
+        self.step_index = 0
+        self.total_energy_j = 0.0
+        self._epoch_window = None
+        self._epoch_start = None
+        self._epoch_samples = 0
+        self._step_window = None
+        self._step_start = None
+        self._step_samples = None
+        self.rows = 0
+
+    def _row(self, kind, measurement, start, samples):
+        energies = measurement.energy_j
+        known = [e for e in energies.values() if e is not None]
+        energy = sum(known) if known else None
+        row = {"kind": kind, "epoch": self.epoch_index, "step": self.step_index,
+               "unix_time_s": start, "time_s": measurement.time_s, "energy_j": energy,
+               "energy_kwh": None if energy is None else energy / JOULES_PER_KWH,
+               "co2e_g": None if energy is None else energy / JOULES_PER_KWH * self.grid_g_per_kwh,
+               "power_w": None if energy is None or measurement.time_s <= 0
+               else energy / measurement.time_s,
+               "samples": samples}
+        for source in self._source_ids:
+            row[f"energy_j:{source}"] = energies.get(source)
+        return row
+
+    def _write(self, row):
+        with self._lock:
+            if self._csv:
+                self._writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+            else:
+                self._file.write(json.dumps(row) + "\n")
+            self._file.flush()
+            self.rows += 1
+
+    def begin_epoch(self):
+        if self._epoch_window is not None:
+            raise _core.InvalidInput("begin_epoch(): epoch %d is still open; end_epoch() first"
+                                     % self.epoch_index)
+        self.step_index = 0
+        self._epoch_samples = 0
+        self._epoch_start = time.time()
+        self._epoch_window = self.monitor.begin_window(f"epoch {self.epoch_index}")
+
+    def end_epoch(self):
+        if self._epoch_window is None:
+            raise _core.InvalidInput("end_epoch(): no epoch is open; begin_epoch() first")
+        measurement = self._epoch_window.end()
+        self._epoch_window = None
+        row = self._row("epoch", measurement, self._epoch_start, self._epoch_samples or None)
+        if row["energy_j"] is not None:
+            self.total_energy_j += row["energy_j"]
+        self._write(row)
+        self.epoch_index += 1
+        return row
+
+    def begin_step(self, samples=None):
+        if self._step_window is not None:
+            raise _core.InvalidInput("begin_step(): step %d is still open; end_step() first"
+                                     % self.step_index)
+        self._step_samples = samples
+        self._step_start = time.time()
+        self._step_window = self.monitor.begin_window(f"step {self.step_index}")
+
+    def end_step(self):
+        if self._step_window is None:
+            raise _core.InvalidInput("end_step(): no step is open; begin_step() first")
+        measurement = self._step_window.end()
+        self._step_window = None
+        row = self._row("step", measurement, self._step_start, self._step_samples)
+        if self._step_samples:
+            self._epoch_samples += self._step_samples
+        if self.log_steps:
+            self._write(row)
+        self.step_index += 1
+        return row
+
+    def epoch(self):
+        """`with logger.epoch():` — begin_epoch() and end_epoch() around the block."""
+        return _Scope(self.begin_epoch, self.end_epoch)
+
+    def step(self, samples=None):
+        """`with logger.step(samples=n):` — begin_step() and end_step() around the block."""
+        return _Scope(lambda: self.begin_step(samples), self.end_step)
+
+    @property
+    def total_kwh(self):
+        return self.total_energy_j / JOULES_PER_KWH
+
+    @property
+    def total_co2e_g(self):
+        return self.total_kwh * self.grid_g_per_kwh
+
+    def close(self):
+        """Closes the file (and stops the Monitor it started)."""
+        if self._own_monitor:
+            self.monitor.close()
+        if not self._file.closed:
+            self._file.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.close()
+        return False
+
+
+class _Scope:
+    def __init__(self, begin, end):
+        self._begin = begin
+        self._end = end
+        self.row = None
+
+    def __enter__(self):
+        self._begin()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.row = self._end()
+        return False

@@ -1,0 +1,20 @@
+// The extension module nnergy._core: the library's entry points (api::) for the Python package
+// python/nnergy, which wraps the results in Python objects and DataFrames.
+#include <pybind11/pybind11.h>
+
+#include "bindings.h"
+
+#ifndef NNERGY_CLI_PATH
+#define NNERGY_CLI_PATH ""
+#endif
+
+PYBIND11_MODULE(_core, module) {
+  module.doc() = "nnergy's library entry points (predict, account, power meter, catalogs)";
+  nnergy::python::bind_errors(module);
+  nnergy::python::bind_predict(module);
+  nnergy::python::bind_power_meter(module);
+  nnergy::python::bind_account(module);
+  nnergy::python::bind_catalog(module);
+  // The nnergy executable of the same build (nnergy.session starts its `monitor`).
+  module.attr("cli_path") = NNERGY_CLI_PATH;
+}
