@@ -25,6 +25,7 @@ CalibratedParameters example() {
   p.reduction_half = 10;
   p.winograd_speedup = 1.5;
   p.grouped_conv_efficiency = 0.6;
+  p.backward_matrix_efficiency = 0.7;
   p.host_launch_s = 50e-6;
   p.host_launch_source = "github:x/y";
   p.host_launch_by_source = {{"github:x/y", 50e-6}};
@@ -52,12 +53,14 @@ TEST(CalibratedParameters, WrittenAndReadBack) {
   EXPECT_DOUBLE_EQ(p.power->power_log_sigma, 0.12);
   EXPECT_DOUBLE_EQ(p.winograd_speedup, 1.5);
   EXPECT_DOUBLE_EQ(p.grouped_conv_efficiency, 0.6);
+  EXPECT_DOUBLE_EQ(p.backward_matrix_efficiency, 0.7);
 }
 
 TEST(CalibratedParameters, FilesWithoutConvolutionRegimesReadAsNoEffect) {
   nlohmann::json j = nlohmann::json::parse(calibrated_parameters_json(example()));
   j.erase("winograd_speedup");
   j.erase("grouped_conv_efficiency");
+  j.erase("backward_matrix_efficiency");
   const std::filesystem::path path =
       std::filesystem::temp_directory_path() / "nnergy_calibrated_without_regimes.json";
   std::ofstream(path) << j.dump();
@@ -65,6 +68,7 @@ TEST(CalibratedParameters, FilesWithoutConvolutionRegimesReadAsNoEffect) {
   std::filesystem::remove(path);
   EXPECT_DOUBLE_EQ(p.winograd_speedup, 1);
   EXPECT_DOUBLE_EQ(p.grouped_conv_efficiency, 1);
+  EXPECT_DOUBLE_EQ(p.backward_matrix_efficiency, 1);
 }
 
 TEST(CalibratedParameters, ConvolutionRegimesReachTheDevice) {
@@ -72,6 +76,7 @@ TEST(CalibratedParameters, ConvolutionRegimesReachTheDevice) {
   catalog.calibrate(example(), "test");
   EXPECT_DOUBLE_EQ(catalog.find("gtx-1080-ti").efficiency.winograd_speedup, 1.5);
   EXPECT_DOUBLE_EQ(catalog.find("h100-sxm").efficiency.grouped_conv_efficiency, 0.6);
+  EXPECT_DOUBLE_EQ(catalog.find("a100-40gb").efficiency.backward_matrix_efficiency, 0.7);
 }
 
 TEST(CalibratedParameters, ThePowerFitReachesEveryNvidiaDeviceAndReplacesEstimatedEfficiency) {

@@ -343,7 +343,7 @@ TEST(OpenNvmlSources, RejectsAMissingGpuListingTheValidIndices) {
     open_nvml_sources("5");
     ADD_FAILURE() << "no InvalidInput";
   } catch (const InvalidInput& e) {
-    EXPECT_STREQ(e.what(), "--source nvml:5: there is no GPU 5; accepted: 0, 1");
+    EXPECT_STREQ(e.what(), "there is no GPU 5; accepted: 0, 1");
   }
 }
 

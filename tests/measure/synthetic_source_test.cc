@@ -14,6 +14,7 @@ namespace nnergy::measure {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::StartsWith;
 
 // Sums of a few products of short decimals: rounding only.
 constexpr double kEnergyToleranceJ = 1e-9;
@@ -118,7 +119,7 @@ TEST_P(SyntheticMalformed, NamesTheKeyAndWhatIsAccepted) {
     parse_synthetic_spec(GetParam().argument);
     FAIL() << "accepted '" << GetParam().argument << "'";
   } catch (const InvalidInput& e) {
-    EXPECT_THAT(e.what(), HasSubstr("--source synthetic:" + GetParam().argument + ": "));
+    EXPECT_THAT(e.what(), testing::Not(StartsWith("--source")));
     EXPECT_THAT(e.what(), HasSubstr(GetParam().message));
   }
 }

@@ -128,10 +128,10 @@ TEST(AnalyticalPredictor, SmallAndThinMatrixKernelsAreSlower) {
   EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp32, 1000}).time_s,
               10e9 / (0.5 * 10e12 * 0.5), 1e-12);
   // K = 8 (a depthwise 3×3 has 9): another half.
-  EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp32, 1000}, 8).time_s,
+  EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp32, 1000}, {8}).time_s,
               10e9 / (0.5 * 10e12 * 0.25), 1e-12);
   // Neither factor touches vector work.
-  EXPECT_NEAR(p.predict_pass(work, OpClass::kElementwise, {Precision::kFp32, 1000}, 8).time_s,
+  EXPECT_NEAR(p.predict_pass(work, OpClass::kElementwise, {Precision::kFp32, 1000}, {8}).time_s,
               10e9 / (0.5 * 10e12), 1e-12);
 }
 
@@ -145,20 +145,33 @@ TEST(AnalyticalPredictor, ConvolutionKindsScaleTheMatrixRate) {
   const graph::MatrixKind winograd = graph::MatrixKind::kConv3x3;
   const graph::MatrixKind grouped = graph::MatrixKind::kGroupedConv;
   // fp32 on the CUDA cores: 0.2 s for a GEMM, half that for a 3×3 convolution (Winograd).
-  EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp32, 1000}, 0, winograd).time_s,
-              0.1, 1e-12);
+  EXPECT_NEAR(
+      p.predict_pass(work, OpClass::kMatrix, {Precision::kFp32, 1000}, {0, winograd}).time_s, 0.1,
+      1e-12);
   // fp16 on the tensor cores: no Winograd (0.1 s as a GEMM).
-  EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp16, 1000}, 0, winograd).time_s,
-              0.1, 1e-12);
+  EXPECT_NEAR(
+      p.predict_pass(work, OpClass::kMatrix, {Precision::kFp16, 1000}, {0, winograd}).time_s, 0.1,
+      1e-12);
   // Grouped convolutions reach half the rate on either units.
-  EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp32, 1000}, 0, grouped).time_s,
+  EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp32, 1000}, {0, grouped}).time_s,
               0.4, 1e-12);
-  EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp16, 1000}, 0, grouped).time_s,
+  EXPECT_NEAR(p.predict_pass(work, OpClass::kMatrix, {Precision::kFp16, 1000}, {0, grouped}).time_s,
+              0.2, 1e-12);
+  // Gradient passes: the backward factor on top of the family's.
+  d.efficiency.backward_matrix_efficiency = 0.8;
+  const AnalyticalPredictor q(d);
+  EXPECT_NEAR(
+      q.predict_pass(work, OpClass::kMatrix, {Precision::kFp32, 1000}, {0, winograd, true}).time_s,
+      0.1 / 0.8, 1e-12);
+  EXPECT_NEAR(q.predict_pass(work, OpClass::kMatrix, {Precision::kFp32, 1000}).time_s, 0.2, 1e-12);
+  EXPECT_NEAR(q.predict_pass(work, OpClass::kElementwise, {Precision::kFp32, 1000},
+                             {0, graph::MatrixKind::kGemm, true})
+                  .time_s,
               0.2, 1e-12);
   // Vector work is never a convolution.
   EXPECT_NEAR(
-      p.predict_pass(work, OpClass::kElementwise, {Precision::kFp32, 1000}, 0, grouped).time_s, 0.2,
-      1e-12);
+      p.predict_pass(work, OpClass::kElementwise, {Precision::kFp32, 1000}, {0, grouped}).time_s,
+      0.2, 1e-12);
 }
 
 TEST(AnalyticalPredictor, PowerAboveTdpStretchesTime) {

@@ -67,8 +67,9 @@ def test_absent_or_malformed_sources():
     with pytest.raises(nnergy.DeviceError) as e:
         nnergy.Monitor("nvml")  # conftest hides the machine's NVML
     assert str(e.value).startswith("source=nvml: the power source is not available here")
-    with pytest.raises(nnergy.InvalidInput):
+    with pytest.raises(nnergy.InvalidInput) as e:
         nnergy.Monitor("synthetic:constant=abc")
+    assert str(e.value).startswith("source=synthetic:constant=abc: "), str(e.value)
     with pytest.raises(nnergy.InvalidInput, match=r"interval_ms=0\.5: expected 1 to 60000"):
         nnergy.Monitor("synthetic:constant=1", interval_ms=0.5)
 

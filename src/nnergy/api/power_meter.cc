@@ -16,7 +16,12 @@ measure::Detection open_power_sources(const std::vector<std::string>& sources, S
   if (sources.empty()) return registry.detect();
   measure::Detection detection;
   for (const std::string& spec : sources) {
-    measure::Detection found = registry.open(spec);
+    measure::Detection found;
+    try {
+      found = registry.open(spec);
+    } catch (const InvalidInput& e) {
+      throw InvalidInput(setting_with_value(names, "source", spec) + ": " + e.what());
+    }
     if (found.sources.empty() && !found.unavailable.empty()) {
       // Asked for by name, so its absence is a failure, not a note: nothing would be measured.
       std::vector<std::string> reasons;

@@ -47,6 +47,7 @@ struct CalibratedParameters {
   double reduction_half = 0;           ///< K½ of device::Efficiency, MACs per output
   double winograd_speedup = 1;         ///< device::Efficiency::winograd_speedup (all generations)
   double grouped_conv_efficiency = 1;  ///< device::Efficiency::grouped_conv_efficiency
+  double backward_matrix_efficiency = 1;  ///< device::Efficiency::backward_matrix_efficiency
   /// Host time per kernel of eager PyTorch, s: `predict`'s default --host-launch-us.
   double host_launch_s = 0;
   std::string host_launch_source;                       ///< the source host_launch_s was fitted on

@@ -60,6 +60,9 @@ struct Efficiency {
   /// Grouped convolutions (graph::MatrixKind::kGroupedConv) reach this fraction of the rate
   /// a dense convolution of the same size reaches. 1: no effect.
   double grouped_conv_efficiency = 1;
+  /// Gradient passes of matrix operators (data and weight gradients) reach this fraction of the
+  /// rate their forward pass reaches. 1: no effect.
+  double backward_matrix_efficiency = 1;
 };
 
 /// Power real kernels draw beyond the archline's flop and DRAM terms. The archline's ε_flop comes

@@ -65,6 +65,7 @@ enum class Kind {
   kReductionHalf,
   kWinograd,
   kGrouped,
+  kBackward,
   kHost
 };
 
@@ -164,12 +165,16 @@ class Problem {
     std::map<std::string, std::vector<std::size_t>> generation_rows;
     std::map<std::string, std::vector<std::size_t>> tensor_rows;
     std::map<std::string, std::vector<std::size_t>> host_rows;
-    std::vector<std::size_t> vector_rows;  // Winograd runs on the CUDA cores only
+    std::vector<std::size_t> vector_rows;    // Winograd runs on the CUDA cores only
+    std::vector<std::size_t> training_rows;  // the rows with a backward pass
     for (std::size_t k = 0; k < rows_.size(); ++k) {
       const Row& r = rows_[k];
       generation_rows[r.generation].push_back(k);
       if (r.tensor) tensor_rows[r.generation].push_back(k);
       if (!r.tensor) vector_rows.push_back(k);
+      const NetworkTimeMeasurement& m = prepared.measurements[r.index];
+      if (m.mode == predict::Mode::kTraining && m.part != TimedPart::kForward)
+        training_rows.push_back(k);
       if (prepared.measurements[r.index].nodes.empty() &&
           records_per_source[r.source] >= options.min_host_records)
         host_rows[r.source].push_back(k);
@@ -188,6 +193,8 @@ class Problem {
     if (!vector_rows.empty())
       parameters_.push_back({Kind::kWinograd, "", std::log(1.0), 0.5, vector_rows});
     parameters_.push_back({Kind::kGrouped, "", std::log(1.0), 1, all});
+    if (!training_rows.empty())
+      parameters_.push_back({Kind::kBackward, "", std::log(1.0), 0.5, training_rows});
     for (const auto& [s, rows] : host_rows)
       parameters_.push_back({Kind::kHost, s, std::log(20e-6), 2, rows});
     for (const auto& [s, n] : records_per_source) {
@@ -240,6 +247,9 @@ class Problem {
           break;
         case Kind::kGrouped:
           p.grouped_conv_efficiency = std::exp(t);
+          break;
+        case Kind::kBackward:
+          p.backward_matrix_efficiency = std::exp(t);
           break;
         case Kind::kHost:
           p.host_launch_by_source[q.key] = std::exp(t);

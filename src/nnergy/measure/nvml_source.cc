@@ -57,15 +57,14 @@ PowerSample NvmlSource::read(double time_s) {
 
 namespace {
 
-// "" → every GPU; "N" → GPU N. Anything else is a malformed --source.
+// "" → every GPU; "N" → GPU N. Anything else is a malformed source.
 std::optional<unsigned int> parse_gpu_index(const std::string& argument) {
   if (argument.empty()) return std::nullopt;
   const bool digits_only =
       argument.size() <= 6 && argument.find_first_not_of("0123456789") == std::string::npos;
   if (!digits_only) {
     throw InvalidInput(fmt::format(
-        "--source nvml:{}: expected a GPU index such as nvml:0 (or nvml for every GPU), found '{}'",
-        argument, argument));
+        "expected a GPU index such as nvml:0 (or nvml for every GPU), found '{}'", argument));
   }
   return static_cast<unsigned int>(std::stoul(argument));
 }
@@ -91,8 +90,8 @@ Detection open_nvml_sources(const std::string& argument) {
     if (*index >= count) {
       std::vector<std::string> valid;
       for (unsigned int i = 0; i < count; ++i) valid.push_back(std::to_string(i));
-      throw InvalidInput(fmt::format("--source nvml:{}: there is no GPU {}; accepted: {}", argument,
-                                     *index, join_with_commas(valid)));
+      throw InvalidInput(
+          fmt::format("there is no GPU {}; accepted: {}", *index, join_with_commas(valid)));
     }
     detection.sources.push_back(std::make_unique<NvmlSource>(library, *index));
     return detection;

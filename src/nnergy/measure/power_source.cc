@@ -36,8 +36,7 @@ Detection SourceRegistry::open(const std::string& spec) const {
   if (it == kinds_.end()) {
     std::vector<std::string> known;
     for (const auto& [name, entry] : kinds_) known.push_back(name);
-    throw InvalidInput("--source " + spec + ": unknown source kind '" + kind +
-                       "'; accepted: " + join_with_commas(known));
+    throw InvalidInput("unknown source kind '" + kind + "'; accepted: " + join_with_commas(known));
   }
   return it->second.factory(argument);
 }

@@ -49,8 +49,10 @@ class SourceRegistry {
   static SourceRegistry standard();
 
   void add(const std::string& kind, std::string help, Factory factory);
-  /// Opens the sources of `spec` ("KIND" or "KIND:ARGUMENT"). Throws InvalidInput naming the spec
-  /// and the known kinds for an unknown kind.
+  /// Opens the sources of `spec` ("KIND" or "KIND:ARGUMENT"). Throws InvalidInput naming the known
+  /// kinds for an unknown kind, and the sources' own InvalidInput for a malformed argument; the
+  /// messages say what is wrong, not where (callers prefix the setting and the spec as their
+  /// users spell them, e.g. "--source synthetic:x: ").
   Detection open(const std::string& spec) const;
   /// Detects the hardware sources present here (nvml and rapl), reporting the absent ones.
   Detection detect() const;

@@ -220,8 +220,8 @@ Detection open_rapl_sources_at(const fs::path& root, const std::string& argument
   if (selected.empty()) {
     std::vector<std::string> names;
     for (const SourceInfo& info : infos) names.push_back(info.name);
-    throw InvalidInput("--source rapl:" + argument + ": no RAPL zone '" + argument + "' under " +
-                       root.string() + "; accepted: " + join_with_commas(names));
+    throw InvalidInput("no RAPL zone '" + argument + "' under " + root.string() +
+                       "; accepted: " + join_with_commas(names));
   }
   for (std::size_t i : selected) {
     const CounterRead range = read_counter_file(zones[i].dir / "max_energy_range_uj");

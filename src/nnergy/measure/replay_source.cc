@@ -44,7 +44,7 @@ PowerSample ReplaySource::read(double time_s) {
 
 Detection open_replay_sources(const std::string& path, TraceWarnings* warnings) {
   if (path.empty()) {
-    throw InvalidInput("--source replay: expected a trace file path, e.g. replay:run.csv");
+    throw InvalidInput("expected a trace file path, e.g. replay:run.csv");
   }
   Detection detection;
   for (PowerTrace& trace : read_trace_file(path, warnings)) {

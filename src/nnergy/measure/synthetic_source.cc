@@ -18,9 +18,7 @@ namespace {
 constexpr const char* kAccepted =
     "constant=W, steps=W/S,W/S,..., noise=SIGMA_W, seed=N, clock=MHZ, throttle=BITS, name=NAME";
 
-[[noreturn]] void fail(const std::string& argument, const std::string& what) {
-  throw InvalidInput("--source synthetic:" + argument + ": " + what);
-}
+[[noreturn]] void fail(const std::string& what) { throw InvalidInput(what); }
 
 std::optional<double> parse_double(const std::string& text) {
   double value = 0;
@@ -55,16 +53,16 @@ std::vector<std::string> split(const std::string& text, char separator) {
   }
 }
 
-SyntheticSpec::Step parse_step(const std::string& argument, const std::string& text) {
+SyntheticSpec::Step parse_step(const std::string& text) {
   const auto slash = text.find('/');
   const std::string expected =
       "key 'steps': expected W/S items (watts >= 0 for seconds > 0, e.g. steps=100/1,300/0.5), "
       "found '" +
       text + "'";
-  if (slash == std::string::npos) fail(argument, expected);
+  if (slash == std::string::npos) fail(expected);
   const std::optional<double> power = parse_double(text.substr(0, slash));
   const std::optional<double> duration = parse_double(text.substr(slash + 1));
-  if (!power || !duration || *power < 0 || *duration <= 0) fail(argument, expected);
+  if (!power || !duration || *power < 0 || *duration <= 0) fail(expected);
   return {*power, *duration};
 }
 
@@ -72,8 +70,7 @@ SyntheticSpec::Step parse_step(const std::string& argument, const std::string& t
 
 SyntheticSpec parse_synthetic_spec(const std::string& argument) {
   if (argument.empty()) {
-    fail(argument,
-         std::string("expected a waveform, e.g. synthetic:constant=250; accepted: ") + kAccepted);
+    fail(std::string("expected a waveform, e.g. synthetic:constant=250; accepted: ") + kAccepted);
   }
   SyntheticSpec spec;
   std::set<std::string> seen;
@@ -82,65 +79,62 @@ SyntheticSpec parse_synthetic_spec(const std::string& argument) {
     const auto equals = item.find('=');
     if (equals == std::string::npos) {
       if (!in_steps) {
-        fail(argument, "expected key=value, found '" + item + "'; accepted: " + kAccepted);
+        fail("expected key=value, found '" + item + "'; accepted: " + kAccepted);
       }
-      spec.steps.push_back(parse_step(argument, item));
+      spec.steps.push_back(parse_step(item));
       continue;
     }
     const std::string key = item.substr(0, equals);
     const std::string value = item.substr(equals + 1);
     in_steps = key == "steps";
-    if (!seen.insert(key).second) fail(argument, "key '" + key + "' given twice");
+    if (!seen.insert(key).second) fail("key '" + key + "' given twice");
     if (key == "constant") {
       const std::optional<double> power = parse_double(value);
       if (!power || *power < 0) {
-        fail(argument,
-             "key 'constant': expected a power in W (a number >= 0), found '" + value + "'");
+        fail("key 'constant': expected a power in W (a number >= 0), found '" + value + "'");
       }
       spec.constant = true;
       spec.steps = {{*power, 1.0}};
     } else if (key == "steps") {
-      spec.steps.push_back(parse_step(argument, value));
+      spec.steps.push_back(parse_step(value));
     } else if (key == "noise") {
       const std::optional<double> sigma = parse_double(value);
       if (!sigma || *sigma < 0) {
-        fail(argument, "key 'noise': expected a standard deviation in W (a number >= 0), found '" +
-                           value + "'");
+        fail("key 'noise': expected a standard deviation in W (a number >= 0), found '" + value +
+             "'");
       }
       spec.noise_sigma_w = *sigma;
     } else if (key == "seed") {
       const std::optional<std::uint64_t> seed =
           value.rfind("0x", 0) == 0 ? std::nullopt : parse_bits(value);
-      if (!seed) fail(argument, "key 'seed': expected an unsigned integer, found '" + value + "'");
+      if (!seed) fail("key 'seed': expected an unsigned integer, found '" + value + "'");
       spec.seed = *seed;
     } else if (key == "clock") {
       const std::optional<double> clock = parse_double(value);
       if (!clock || *clock <= 0) {
-        fail(argument,
-             "key 'clock': expected an SM clock in MHz (a number > 0), found '" + value + "'");
+        fail("key 'clock': expected an SM clock in MHz (a number > 0), found '" + value + "'");
       }
       spec.sm_clock_mhz = clock;
     } else if (key == "throttle") {
       const std::optional<std::uint64_t> bits = parse_bits(value);
       if (!bits) {
-        fail(argument,
-             "key 'throttle': expected clock-event reason bits (decimal or 0x-hex), found '" +
-                 value + "'");
+        fail("key 'throttle': expected clock-event reason bits (decimal or 0x-hex), found '" +
+             value + "'");
       }
       spec.throttle_reasons = *bits;
     } else if (key == "name") {
-      if (value.empty()) fail(argument, "key 'name': expected a non-empty name, found ''");
+      if (value.empty()) fail("key 'name': expected a non-empty name, found ''");
       spec.name = value;
     } else {
-      fail(argument, "unknown key '" + key + "'; accepted: " + kAccepted);
+      fail("unknown key '" + key + "'; accepted: " + kAccepted);
     }
   }
   if (seen.count("constant") != 0 && seen.count("steps") != 0) {
-    fail(argument, "expected one of constant=W and steps=W/S,..., found both");
+    fail("expected one of constant=W and steps=W/S,..., found both");
   }
   if (spec.steps.empty()) {
-    fail(argument, std::string("expected constant=W or steps=W/S,..., found neither; accepted: ") +
-                       kAccepted);
+    fail(std::string("expected constant=W or steps=W/S,..., found neither; accepted: ") +
+         kAccepted);
   }
   return spec;
 }

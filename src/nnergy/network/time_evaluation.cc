@@ -78,18 +78,21 @@ TimedNetwork::TimedNetwork(const CostedNetwork& costed, const NetworkTimeMeasure
     auto& slot = index[costed.unique_of_node()[n]];
     if (!slot) {
       slot = std::make_pair(passes_.size(), passes_.size() + 1);
-      passes_.push_back({training ? cost.training_forward : cost.inference, cost.op_class,
-                         cost.reduction_length, cost.matrix_kind});
-      passes_.push_back({training ? cost.backward : graph::PassCost{}, cost.op_class,
-                         cost.reduction_length, cost.matrix_kind});
+      passes_.push_back({training ? cost.training_forward : cost.inference,
+                         cost.op_class,
+                         {cost.reduction_length, cost.matrix_kind, false}});
+      passes_.push_back({training ? cost.backward : graph::PassCost{},
+                         cost.op_class,
+                         {cost.reduction_length, cost.matrix_kind, true}});
     }
     forward_runs_.push_back(slot->first);
     if (training) backward_runs_.push_back(slot->second);
   }
   std::reverse(backward_runs_.begin(), backward_runs_.end());
   if (training && m.optimizer_step && network.parameter_count() > 0) {
-    passes_.push_back(
-        {optimizer_step(network, graph::Optimizer::kSgdMomentum), graph::OpClass::kElementwise, 0});
+    passes_.push_back({optimizer_step(network, graph::Optimizer::kSgdMomentum),
+                       graph::OpClass::kElementwise,
+                       {}});
     optimizer_run_ = passes_.size() - 1;
   }
 }
@@ -100,9 +103,7 @@ double TimedNetwork::predict_s(const predict::AnalyticalPredictor& analytical,
   std::vector<double> time_s(passes_.size());
   for (std::size_t i = 0; i < passes_.size(); ++i) {
     const Pass& p = passes_[i];
-    time_s[i] =
-        analytical.predict_pass(p.cost, p.op_class, point, p.reduction_length, p.matrix_kind)
-            .time_s;
+    time_s[i] = analytical.predict_pass(p.cost, p.op_class, point, p.matrix).time_s;
   }
   // A part timed on its own starts with an idle host and GPU, like the whole iteration.
   std::vector<KernelRun> runs;

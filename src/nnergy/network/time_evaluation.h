@@ -79,8 +79,7 @@ class TimedNetwork {
   struct Pass {
     graph::PassCost cost;
     graph::OpClass op_class = graph::OpClass::kUnknown;
-    double reduction_length = 0;
-    graph::MatrixKind matrix_kind = graph::MatrixKind::kGemm;
+    predict::MatrixTraits matrix;
   };
   // Unique passes, and per issued run the pass it runs (forward in network order, backward in
   // reverse order, then the optimizer step when measured).

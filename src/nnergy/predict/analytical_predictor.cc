@@ -35,6 +35,8 @@ std::string AnalyticalPredictor::description() const {
         fmt::format(", 3x3 convolutions x{:.2f} on CUDA cores (Winograd)", e.winograd_speedup);
   if (e.grouped_conv_efficiency != 1)
     regimes += fmt::format(", grouped convolutions x{:.2f}", e.grouped_conv_efficiency);
+  if (e.backward_matrix_efficiency != 1)
+    regimes += fmt::format(", gradient passes x{:.2f}", e.backward_matrix_efficiency);
   const std::string calibration =
       device_.calibration.provenance.empty()
           ? "not calibrated on measurements (the catalog's estimated efficiencies)"
@@ -61,8 +63,8 @@ double AnalyticalPredictor::network_relative_power_std() const {
 }
 
 double AnalyticalPredictor::compute_rate(const graph::PassCost& cost, graph::OpClass op_class,
-                                         double reduction_length, const OperatingPoint& point,
-                                         graph::MatrixKind matrix_kind) const {
+                                         const OperatingPoint& point,
+                                         const MatrixTraits& traits) const {
   const device::Efficiency& eff = device_.efficiency;
   const bool matrix = op_class == graph::OpClass::kMatrix;
   const Precision units = matrix ? point.precision : vector_precision(point.precision);
@@ -74,22 +76,23 @@ double AnalyticalPredictor::compute_rate(const graph::PassCost& cost, graph::OpC
   const bool matrix_units = matrix && device_.has_matrix_units(units);
   const double eta = matrix_units ? eff.tensor.value_or(eff.compute) : eff.compute;
   double rate = eta * *peak * point.clock_mhz / device_.clock.boost_mhz;
-  if (matrix && !matrix_units && matrix_kind == graph::MatrixKind::kConv3x3)
+  if (matrix && !matrix_units && traits.kind == graph::MatrixKind::kConv3x3)
     rate *= eff.winograd_speedup;
-  if (matrix && matrix_kind == graph::MatrixKind::kGroupedConv) rate *= eff.grouped_conv_efficiency;
+  if (matrix && traits.kind == graph::MatrixKind::kGroupedConv) rate *= eff.grouped_conv_efficiency;
+  if (matrix && traits.backward) rate *= eff.backward_matrix_efficiency;
   if (matrix && eff.work_half_flop_per_sm > 0 && device_.sm_count > 0) {
     const double x = cost.flops / (device_.sm_count * eff.work_half_flop_per_sm);
     rate *= x / (1 + x);
   }
-  if (matrix && eff.reduction_half > 0 && reduction_length > 0) {
-    rate *= reduction_length / (reduction_length + eff.reduction_half);
+  if (matrix && eff.reduction_half > 0 && traits.reduction_length > 0) {
+    rate *= traits.reduction_length / (traits.reduction_length + eff.reduction_half);
   }
   return rate;
 }
 
 OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph::OpClass op_class,
-                                             const OperatingPoint& point, double reduction_length,
-                                             graph::MatrixKind matrix_kind) const {
+                                             const OperatingPoint& point,
+                                             const MatrixTraits& matrix) const {
   OpEstimate estimate;
   if (cost.empty()) return estimate;
   const double clock_ratio = point.clock_mhz / device_.clock.boost_mhz;
@@ -98,9 +101,7 @@ OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph:
   const double memory_rate = device_.efficiency.memory * device_.memory_bandwidth_byte_per_s *
                              std::min(1.0, clock_ratio / kMemorySaturationClockRatio);
   const double compute_s =
-      cost.flops > 0
-          ? cost.flops / compute_rate(cost, op_class, reduction_length, point, matrix_kind)
-          : 0.0;
+      cost.flops > 0 ? cost.flops / compute_rate(cost, op_class, point, matrix) : 0.0;
   // Flop slots the units spend: a kernel at η of peak keeps them issuing (and stalling) for its
   // whole compute time, so it draws the flop power of W/η flops, not of W.
   const double active_flops = cost.flops > 0 ? compute_s * *device_.peak(units) * clock_ratio : 0.0;
@@ -140,13 +141,12 @@ OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph:
 OpEstimate AnalyticalPredictor::predict(const OpQuery& query) const {
   const graph::PassCost& forward =
       query.mode == Mode::kInference ? query.cost.inference : query.cost.training_forward;
-  const double k = query.cost.reduction_length;
-  const graph::MatrixKind kind = query.cost.matrix_kind;
-  OpEstimate total = predict_pass(forward, query.cost.op_class, query.point, k, kind);
+  const MatrixTraits matrix{query.cost.reduction_length, query.cost.matrix_kind, false};
+  OpEstimate total = predict_pass(forward, query.cost.op_class, query.point, matrix);
   total.forward_time_s = total.time_s;
   if (query.mode == Mode::kTraining) {
-    const OpEstimate backward =
-        predict_pass(query.cost.backward, query.cost.op_class, query.point, k, kind);
+    const OpEstimate backward = predict_pass(query.cost.backward, query.cost.op_class, query.point,
+                                             {matrix.reduction_length, matrix.kind, true});
     const bool backward_dominates = backward.time_s > total.time_s;
     total.time_s += backward.time_s;
     total.energy_j += backward.energy_j;

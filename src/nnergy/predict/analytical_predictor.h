@@ -5,6 +5,14 @@
 
 namespace nnergy::predict {
 
+/// What a matrix operator's pass runs at beyond its flops: graph::OpCost's reduction length and
+/// kernel family, and whether it is a gradient pass.
+struct MatrixTraits {
+  double reduction_length = 0;                        ///< K, MACs per output; 0: unknown
+  graph::MatrixKind kind = graph::MatrixKind::kGemm;  ///< the kernel family
+  bool backward = false;  ///< the data- and weight-gradient pass of a training step
+};
+
 /// Time, power and energy of one pass from first principles, no measurements of the network:
 ///
 /// - time: the roofline, t = max(W / (η_c·p_peak·f/f_boost), Q / (η_m·b_peak·s(f))) plus one
@@ -39,18 +47,16 @@ class AnalyticalPredictor : public OpPredictor {
   /// e^σ − 1 of the device's power calibration (device::PowerActivity::power_log_sigma).
   double network_relative_power_std() const override;
 
-  /// One pass of `op_class` work at `point` (also used for the optimizer step);
-  /// `reduction_length` and `matrix_kind` are graph::OpCost's (0 and kGemm: unknown).
+  /// One pass of `op_class` work at `point` (also used for the optimizer step); `matrix`
+  /// describes a matrix operator's pass (ignored for other classes).
   OpEstimate predict_pass(const graph::PassCost& cost, graph::OpClass op_class,
-                          const OperatingPoint& point, double reduction_length = 0,
-                          graph::MatrixKind matrix_kind = graph::MatrixKind::kGemm) const;
+                          const OperatingPoint& point, const MatrixTraits& matrix = {}) const;
   /// Flop/s the pass's compute runs at: the efficiency of its units (device::Efficiency) times
-  /// their peak at the clock, times the size and reduction factors and the kernel family's
-  /// factor (Winograd, grouped) for matrix work. Throws InvalidInput when the device lacks the
-  /// units' peak.
-  double compute_rate(const graph::PassCost& cost, graph::OpClass op_class, double reduction_length,
-                      const OperatingPoint& point,
-                      graph::MatrixKind matrix_kind = graph::MatrixKind::kGemm) const;
+  /// their peak at the clock, times the size and reduction factors, the kernel family's factor
+  /// (Winograd, grouped) and the gradient passes' factor for matrix work. Throws InvalidInput when
+  /// the device lacks the units' peak.
+  double compute_rate(const graph::PassCost& cost, graph::OpClass op_class,
+                      const OperatingPoint& point, const MatrixTraits& matrix = {}) const;
 
   const device::DeviceSpec& device() const { return device_; }
 

@@ -127,10 +127,11 @@ std::string render_text(const CalibrationReport& r) {
       "efficiency at {:.3g} MFLOP per SM (size) and at {:.3g} multiply-accumulates per output "
       "(grouped and depthwise convolutions)\n"
       "  dense 3×3 stride-1 convolutions run {:.2f}× faster on CUDA cores (Winograd); grouped "
-      "convolutions reach {:.2f}× a dense one's rate\n",
+      "convolutions reach {:.2f}× a dense one's rate; gradient passes of matrix operators {:.2f}× "
+      "their forward's\n",
       r.parameters.kernel_overhead_s * 1e6, r.parameters.work_half_flop_per_sm * 1e-6,
       r.parameters.reduction_half, r.parameters.winograd_speedup,
-      r.parameters.grouped_conv_efficiency);
+      r.parameters.grouped_conv_efficiency, r.parameters.backward_matrix_efficiency);
   out += "Host (CPU) time per kernel launch, per source:";
   for (const auto& [source, s] : r.parameters.host_launch_by_source)
     out += fmt::format(" {} {:.1f} µs;", source, s * 1e6);
