@@ -13,9 +13,10 @@ from nnergy._monitor import Monitor
 
 JOULES_PER_KWH = 3.6e6
 
-# A world-average grid carbon intensity, g CO2e per kWh, used when none is given; set your
-# grid's (e.g. from your utility or electricityMaps) with grid_g_per_kwh.
-DEFAULT_GRID_G_PER_KWH = 475.0
+# The world's average carbon intensity of electricity generation in 2023, g CO2 per kWh (Ember,
+# Yearly Electricity Data, 2024: 481), used when none is given; set your grid's (from your
+# utility, Ember or Electricity Maps) with grid_g_per_kwh.
+DEFAULT_GRID_G_PER_KWH = 481.0
 
 
 class EnergyLogger:
@@ -31,8 +32,8 @@ class EnergyLogger:
 
     path            where the rows go: ".csv" for CSV, ".json"/".jsonl" for one JSON object per
                     line; each row is flushed when written
-    grid_g_per_kwh  carbon intensity of the electricity, g CO2e per kWh (default 475, a world
-                    average: set your grid's)
+    grid_g_per_kwh  carbon intensity of the electricity, g CO2e per kWh (default 481, the world
+                    average of 2023 per Ember: set your grid's)
     sources, interval_ms  the power sources and sampling period of the Monitor it starts (as for
                     Monitor); or monitor: an existing Monitor to use
     log_steps       also write a row per step (else per epoch only)
@@ -55,7 +56,7 @@ class EnergyLogger:
         if not (isinstance(grid_g_per_kwh, (int, float)) and grid_g_per_kwh >= 0):
             raise _core.InvalidInput(
                 f"grid_g_per_kwh={grid_g_per_kwh!r}: expected a carbon intensity >= 0 in g CO2e "
-                "per kWh (e.g. 475 for a world average)")
+                "per kWh (e.g. 481, the world average of 2023 per Ember)")
         self.path = path
         self.grid_g_per_kwh = float(grid_g_per_kwh)
         self.log_steps = log_steps

@@ -93,7 +93,12 @@ class Prediction:
 
     @property
     def layers(self):
-        return dataframe(self._dict["layers"])
+        frame = dataframe(self._dict["layers"])
+        # The node index is absent for rows that are no ONNX node (the host's launch wait, the
+        # optimizer step): a nullable integer column, not floats.
+        if "index" in frame:
+            frame["index"] = frame["index"].astype("Int64")
+        return frame
 
     @property
     def memory(self):
