@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages nnergy builds against. Idempotent and non-interactive:
 # packages already present are not touched, and apt runs only when something is missing.
-#   scripts/install-deps.sh            build + test dependencies (LibTorch, CPU, for profile/; Debian's
-#                                      Python torch, for the live test of python/nnergy_torch;
-#                                      pybind11, pandas and pytest for the Python package nnergy)
+#   scripts/install-deps.sh --main     what nnergy itself builds and runs with (scripts/quickstart.sh):
+#                                      the libraries, LibTorch (CPU) for profile/, pybind11 and pandas
+#                                      for the Python package `import nnergy`
+#   scripts/install-deps.sh            also what the tests need (GoogleTest, Google Benchmark, pytest;
+#                                      Debian's Python torch for the live tests of nnergy_torch and of
+#                                      nn.Module predictions)
 #   scripts/install-deps.sh --tools    also what tools/ needs (torchvision, onnx, sklearn, rsvg-convert;
 #                                      torchvision also for tools/python_package_timing.py)
 set -euo pipefail
@@ -13,13 +16,18 @@ packages=(
   libeigen3-dev nlohmann-json3-dev libcli11-dev libfmt-dev libsqlite3-dev
   libprotobuf-dev protobuf-compiler libonnx-dev
   libxgboost-dev xgboost libsimdjson-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  libtorch-dev libopenblas0-openmp python3-torch
-  pybind11-dev python3-pytest python3-pandas
+  libtorch-dev libopenblas0-openmp
+  pybind11-dev python3-dev python3-pandas
 )
-if [[ "${1:-}" == "--tools" ]]; then
-  packages+=(python3-torchvision python3-onnx python3-sklearn librsvg2-bin)
-fi
+case "${1:-}" in
+  --main) ;;
+  "") packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-torch python3-pytest) ;;
+  --tools)
+    packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-torch python3-pytest)
+    packages+=(python3-torchvision python3-onnx python3-sklearn librsvg2-bin)
+    ;;
+  *) echo "install-deps: unknown option '$1'; expected --main, --tools or nothing" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
