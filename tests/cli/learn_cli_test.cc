@@ -391,7 +391,9 @@ TEST(Progress, ATerminalSeesOneLineUpdatedInPlaceAndErased) {
   ASSERT_EQ(logged.exit_code, 0) << logged;
   EXPECT_THAT(logged.err, testing::Not(HasSubstr("\r")));
   EXPECT_LE(std::count(logged.err.begin(), logged.err.end(), '\n'), 3) << logged.err;
-  if (!logged.err.empty()) EXPECT_THAT(logged.err, testing::StartsWith("evaluate: "));
+  if (!logged.err.empty()) {
+    EXPECT_THAT(logged.err, testing::StartsWith("evaluate: "));
+  }
   EXPECT_EQ(on_terminal.out, logged.out);
 }
 
