@@ -107,6 +107,19 @@ def _export_trace(profiler, path: pathlib.Path) -> str:
     return "torch-legacy"
 
 
+def _new_profiler():
+    """The autograd profiler, recording the GPU's kernels too when CUDA is available. Without
+    that, torch 2.x records only the CPU side of a CUDA run (the launches and their flow events,
+    no kernel), and `nnergy account` has no GPU event to give the GPU's energy to: seen on an
+    H100 with torch 2.11 (data/measured/h100/README.md)."""
+    if torch.cuda.is_available():
+        try:
+            return torch.autograd.profiler.profile(use_device="cuda")  # torch >= 2.1
+        except TypeError:
+            return torch.autograd.profiler.profile(use_cuda=True)  # older torch
+    return torch.autograd.profiler.profile()
+
+
 def _is_kineto(profiler) -> bool:
     """True when the profiler recorded through Kineto (newer torch, or a Kineto build)."""
     return bool(torch.autograd.kineto_available()) and bool(getattr(profiler, "use_kineto", True))
@@ -214,7 +227,7 @@ class Session:
         self.out.mkdir(parents=True, exist_ok=True)
         self._start_monitor()
         self._handles = _module_hooks(self.model)
-        self._profiler = torch.autograd.profiler.profile()
+        self._profiler = _new_profiler()
         self._profiler.__enter__()
         # The time-base marker: its ts in the trace and the UNIX time taken right before it give
         # the offset between the trace's clock and the power trace's epoch_s.

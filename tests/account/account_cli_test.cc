@@ -242,6 +242,31 @@ TEST_F(AccountCli, KinetoTraceTakesEachDevicesOwnPower) {
   EXPECT_EQ(j["devices"][1]["power_sources"][0], "nvml:0");
 }
 
+// A Kineto trace of the CPU side only (no kernel event, as torch 2.x's autograd profiler writes
+// without use_device="cuda") next to GPU power: the GPU's energy cannot go anywhere, and the
+// output says why instead of showing 0 J.
+TEST_F(AccountCli, GpuPowerWithoutGpuEventsSaysTheProfilerMissedTheKernels) {
+  std::ofstream(dir_ / "cpu_only.json") << R"json({"baseTimeNanoseconds": 1700000000000000000,
+    "traceEvents": [
+      {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 100, "dur": 100,
+       "args": {"External id": 1}}]})json";
+  std::ostringstream csv;
+  csv << "# source: nvml:0|gpu|H100||||false|false|true\n"
+         "source,time_s,epoch_s,power_w,energy_j,sm_clock_mhz,memory_clock_mhz,temperature_c,"
+         "throttle_reasons\n";
+  for (int k = 0; k <= 6; ++k) {
+    csv << "nvml:0," << 1e-4 * k << "," << std::setprecision(17) << 1700000000.0 + 1e-4 * k
+        << ",300,,,,,0\n";
+  }
+  std::ofstream(dir_ / "power.csv") << csv.str();
+  const RunResult r = run_nnergy({"account", "--trace", (dir_ / "cpu_only.json").string(),
+                                  "--power", (dir_ / "power.csv").string()});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("gpu:0: its power trace holds"));
+  EXPECT_THAT(r.out, HasSubstr("the profiler recorded no GPU kernels"));
+  EXPECT_THAT(r.out, HasSubstr("use_device=\"cuda\""));
+}
+
 // A live nnergy_torch session on Debian's torch: records a tiny model's two training steps with
 // a synthetic power source, then accounts it.
 TEST_F(AccountCli, PythonSessionRecordsARunThatAccounts) {

@@ -137,6 +137,25 @@ TEST_F(ArchlineCli, SynthFitPlotAndSaveDeviceEndToEnd) {
   EXPECT_GT(std::fabs(lab["energy_j"].get<double>() / base["energy_j"].get<double>() - 1), 1e-6);
 }
 
+// The H100 sweep of data/measured/h100 was taken with a flop kernel that did no arithmetic
+// (its points report tens of PFLOP/s); fit must exclude them against the catalog peak and say
+// why, and the remaining points give the fit of data/measured/h100/README.md.
+TEST_F(ArchlineCli, FitExcludesPointsAboveTheDevicePeak) {
+  const fs::path csv = fs::path(NNERGY_TEST_DATA_DIR) / "measured/h100/archline_h100_sxm.csv";
+  const RunResult fit = run({"archline", "fit", csv.string(), "--precision", "fp32", "--json"});
+  ASSERT_EQ(fit.exit_code, 0) << fit;
+  const json j = json::parse(fit.out)["fits"]["fp32"];
+  ASSERT_FALSE(j["warnings"].empty());
+  EXPECT_NE(j["warnings"][0].get<std::string>().find("5 points excluded because their flop rate"),
+            std::string::npos)
+      << j["warnings"];
+  // Measured H100 SXM fp32 (roofline, copy and baseline points): 5.91 pJ/flop [5.80, 6.02],
+  // 128.9 pJ/B, 150.7 W; the tolerances are a little wider than the 95 % intervals.
+  EXPECT_NEAR(j["parameters"]["eps_flop_pj"]["value"].get<double>(), 5.91, 0.15);
+  EXPECT_NEAR(j["parameters"]["eps_mem_pj_per_byte"]["value"].get<double>(), 128.9, 4.0);
+  EXPECT_NEAR(j["parameters"]["pi0_w"]["value"].get<double>(), 150.7, 5.0);
+}
+
 TEST_F(ArchlineCli, BadInputExitsTwo) {
   struct Case {
     const char* name;

@@ -5,7 +5,8 @@
 For every instantiation of roofline_kernel<T, N> and flop_kernel<T, N> in FILE, the grid-stride
 loop body must hold exactly N fused multiply-adds (fma.rn.f32/f64 = 2 flop each) and no other
 floating-point arithmetic; the roofline and copy kernels one global load and one global store, the
-flop kernel only its (never taken) store. Prints one line per kernel and exits 1 on a mismatch.
+flop kernel only its (never taken) store, guarded by a comparison of the result (else the compiler
+may test the guard once and skip the loop). Prints one line per kernel and exits 1 on a mismatch.
 The PTX is what nvcc emits; ptxas may still change the machine code (SASS), which this does not
 see.
 """
@@ -50,6 +51,12 @@ def main():
               f"stores {stores}  {status}")
         if found != expected:
             failures.append(f"{name}: expected fma, other, loads, stores = {expected}, found {found}")
+        # The flop kernel's store must be guarded by a test of its result: a guard on a kernel
+        # argument alone lets the compiler test it once and skip the loop (the H100's machine
+        # code did exactly that, and the kernel did no arithmetic).
+        if kind == "flop_kernel" and not re.search(r"^\s*setp\.\w+\.f(32|64)\s", body, re.MULTILINE):
+            failures.append(f"{name}: the store is not guarded by a comparison of the result x, "
+                            "so the multiply-adds may be skipped")
         seen[(kind, dtype)] = seen.get((kind, dtype), 0) + 1
     for kind, per_type in (("roofline_kernel", 11), ("flop_kernel", 11), ("copy_kernel", 1),
                            ("baseline_kernel", 1)):

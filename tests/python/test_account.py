@@ -53,3 +53,29 @@ def test_account_errors():
     with pytest.raises(nnergy.InvalidInput) as e:
         nnergy.session(object(), "run")
     assert str(e.value).startswith("model: expected a torch.nn.Module")
+
+
+def test_session_profiler_records_cuda_kernels_when_cuda_is_available(monkeypatch):
+    """With CUDA available the session's profiler must record the GPU side: a Kineto trace of
+    the CPU side alone has no kernel events and its GPU energy cannot be accounted."""
+    import nnergy_torch
+
+    calls = []
+
+    def fake_profile(**kwargs):
+        calls.append(kwargs)
+        if "use_device" in kwargs and fake_profile.old_torch:
+            raise TypeError("profile() got an unexpected keyword argument 'use_device'")
+        return object()
+
+    monkeypatch.setattr(torch.autograd.profiler, "profile", fake_profile)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    fake_profile.old_torch = False
+    nnergy_torch._new_profiler()
+    assert calls[-1] == {"use_device": "cuda"}
+    fake_profile.old_torch = True
+    nnergy_torch._new_profiler()
+    assert calls[-1] == {"use_cuda": True}
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    nnergy_torch._new_profiler()
+    assert calls[-1] == {}

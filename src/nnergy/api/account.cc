@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -93,6 +94,24 @@ report::AccountedRun account_one(const account::AccountInputs& inputs, const Acc
         "energy of its {} events is unmeasured, not 0 J; assign one with {}",
         d.device, d.event_count,
         setting_with_value(r.names, "power_device", "SOURCE=" + d.device)));
+  }
+  // A device with a power trace but no event: its energy goes nowhere. For a GPU this is a
+  // profile of the CPU side only (torch 2.x's autograd profiler without use_device="cuda"
+  // records the launches but no kernel).
+  for (const account::AccountRun::PowerRange& p : a.run.power_ranges) {
+    const bool has_events =
+        std::any_of(a.run.events.begin(), a.run.events.end(),
+                    [&](const account::TraceEvent& e) { return e.device == p.device; });
+    if (has_events) continue;
+    a.run.warnings.push_back(fmt::format(
+        "{}: its power trace holds {:.4g} J but the program trace has no event on this device, "
+        "so none of that energy can be attributed{}",
+        p.device, p.energy_j,
+        p.device.rfind("gpu", 0) == 0
+            ? "; the profiler recorded no GPU kernels: record CUDA activity "
+              "(torch.profiler with ProfilerActivity.CUDA, or the autograd profiler with "
+              "use_device=\"cuda\"; nnergy_torch.session does so when CUDA is available)"
+            : ""));
   }
   if (r.assess) {
     a.sparsing = account::sparsing_similarity(a.run, {r.interpolate}, rules, r.max_factor);

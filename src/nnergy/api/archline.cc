@@ -2,6 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "nnergy/archline/archline_plot.h"
 #include "nnergy/archline/benchmark_runner.h"
 #include "nnergy/archline/synthetic_benchmark.h"
@@ -65,6 +70,37 @@ report::ArchlinePeaks peaks_for(const ArchlineFitRequest& r, const device::Devic
           "highest measured rates (W/T, Q/T)"};
 }
 
+// Rates above this multiple of the catalog peak cannot have been measured: the kernel did less
+// work than its W or Q count (as the flop kernel did on an H100 before it was fixed).
+constexpr double kImpossibleRateFactor = 1.5;
+
+// Marks the points of `p` whose flop rate or bandwidth exceeds kImpossibleRateFactor × the
+// catalog device's peak as not admitted, and returns a warning naming them (empty when none).
+std::string exclude_impossible_rates(std::vector<archline::ArchlinePoint>& points, Precision p,
+                                     const std::optional<ArchlineModel>& device_model,
+                                     const std::string& device_id) {
+  if (!device_model) return "";
+  std::size_t excluded = 0;
+  double worst = 0;
+  for (archline::ArchlinePoint& pt : points) {
+    if (pt.precision != p || !pt.admitted || !(pt.time_s > 0)) continue;
+    const double flop_ratio = pt.flop_count / pt.time_s / device_model->peak_flop_per_s;
+    const double byte_ratio = pt.bytes / pt.time_s / device_model->bandwidth_byte_per_s;
+    const double ratio = std::max(flop_ratio, byte_ratio);
+    if (ratio > kImpossibleRateFactor) {
+      pt.admitted = false;
+      ++excluded;
+      worst = std::max(worst, ratio);
+    }
+  }
+  if (excluded == 0) return "";
+  return fmt::format(
+      "{}: {} points excluded because their flop rate or bandwidth is above {:g}× the peak of "
+      "{} (up to {:.3g}×): their kernel did less work than W and Q count — check its machine "
+      "code (cuobjdump -sass)",
+      device::to_string(p), excluded, kImpossibleRateFactor, device_id, worst);
+}
+
 // The fits of the request's file, without saving anything.
 report::ArchlineFitReport fit_file(const ArchlineFitRequest& r) {
   if (!(r.confidence > 0 && r.confidence < 1)) {
@@ -80,9 +116,19 @@ report::ArchlineFitReport fit_file(const ArchlineFitRequest& r) {
   const device::DeviceCatalog catalog = load_catalog(r.devices_file);
   const std::vector<Precision> precisions =
       r.precisions.empty() ? archline::precisions_in(report.data.points) : r.precisions;
+  const std::string id =
+      r.device.value_or(report.data.context_value("catalog_device").value_or(""));
   for (Precision p : precisions) {
+    std::optional<ArchlineModel> device_model;
+    if (!id.empty()) {
+      const device::DeviceSpec& d = catalog.find(id, setting_name(r.names, "device"));
+      if (d.peak(p)) device_model = ArchlineModel::from_device(d, p);
+    }
+    const std::string impossible =
+        exclude_impossible_rates(report.data.points, p, device_model, id);
     archline::ArchlineFitResult fit =
         archline::fit_archline(report.data.points, p, report.file, r.confidence);
+    if (!impossible.empty()) fit.warnings.insert(fit.warnings.begin(), impossible);
     report::ArchlinePeaks peaks = peaks_for(r, catalog, report.data, fit);
     report.fits.push_back({std::move(fit), std::move(peaks)});
   }

@@ -158,8 +158,9 @@ ArchlineFitResult fit_archline(const std::vector<ArchlinePoint>& points,
   }
   if (r.points_admitted < r.points_total) {
     r.warnings.push_back(fmt::format(
-        "{}: {} of {} points excluded (another clock or throttled, Holtmann 2024 §3.1.2)", prec,
-        r.points_total - r.points_admitted, r.points_total));
+        "{}: {} of {} points not admitted (another clock or throttled, Holtmann 2024 §3.1.2, or "
+        "an impossible rate)",
+        prec, r.points_total - r.points_admitted, r.points_total));
   }
   for (const ArchlinePoint* pt : admitted) {
     r.measured_peak_flop_per_s = std::max(r.measured_peak_flop_per_s, pt->flop_count / pt->time_s);

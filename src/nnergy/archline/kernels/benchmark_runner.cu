@@ -74,17 +74,20 @@ __global__ void copy_kernel(T* __restrict__ out, const T* __restrict__ in, std::
 
 // Alg. 3: N multiply-adds per element on registers, W = 2N (Eq. 12). The operands stay bounded:
 // x starts in [1024, 2047] (an integer converted, so no flop) and t is ~1e-7, so x·(1 + t)^N
-// grows by less than 0.02 % for N ≤ 1024 — no inf, no denormals. The result is stored only under
-// `secret` (never true), which keeps the loop.
+// grows by less than 0.02 % for N ≤ 1024 — no inf, no denormals. x depends on the element index
+// and the store on x (x is never −1), so the compiler can neither compute x once per thread nor
+// skip the loop: an earlier version stored under a kernel argument that was always 0, and the
+// H100's machine code (cuobjdump -sass) tested it before the loop and exited, so the kernel did
+// no arithmetic at all (data/measured/h100/README.md).
 template <typename T, int N>
-__global__ void flop_kernel(T* out, std::size_t elements, T t, int secret) {
+__global__ void flop_kernel(T* out, std::size_t elements, T t) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
        i < elements; i += stride) {
-    T x = static_cast<T>(1024u + (threadIdx.x & 1023u));
+    T x = static_cast<T>(1024u + (static_cast<unsigned>(i) & 1023u));
 #pragma unroll
     for (int n = 0; n < N; ++n) x = x + x * t;
-    if (secret) out[i] = x;
+    if (x == static_cast<T>(-1)) out[i] = x;
   }
 }
 
@@ -150,8 +153,7 @@ void launch_roofline(int blocks, void* out, const void* in, std::size_t elements
 
 template <typename T, int N>
 void launch_flop(int blocks, void* out, const void*, std::size_t elements, double t) {
-  flop_kernel<T, N>
-      <<<blocks, kBlockThreads>>>(static_cast<T*>(out), elements, static_cast<T>(t), 0);
+  flop_kernel<T, N><<<blocks, kBlockThreads>>>(static_cast<T*>(out), elements, static_cast<T>(t));
 }
 
 template <typename T>
