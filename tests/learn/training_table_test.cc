@@ -67,6 +67,18 @@ TEST_F(LearnTest, GpuIsMatchedByItsNvmlName) {
   EXPECT_EQ(table.device.id, "a100-40gb");
 }
 
+// The driver's name of the H100 SXM5 drops the form factor ("NVIDIA H100 80GB HBM3"): the
+// catalog's lookup (its aliases) finds it, as for --device.
+TEST_F(LearnTest, GpuIsMatchedByTheCatalogsLookup) {
+  SyntheticDataset spec;
+  spec.networks = {testing::conv_chain("c", {3, 4, 8})};
+  spec.device_name = "NVIDIA H100 80GB HBM3";
+  spec.device_kind = "cuda";
+  testing::write_dataset(file("d.sqlite"), spec);
+  const TrainingTable table = build_training_table(file("d.sqlite"), testing::test_catalog(), {});
+  EXPECT_EQ(table.device.id, "h100-sxm");
+}
+
 TEST_F(LearnTest, UnknownGpuAsksForDeviceAndDeviceOverrides) {
   SyntheticDataset spec;
   spec.networks = {testing::conv_chain("c", {3, 4, 8})};

@@ -20,32 +20,17 @@ bool finite_positive(const std::optional<double>& value) {
   return value.has_value() && std::isfinite(*value) && *value > 0;
 }
 
-// Lowercase, with '-' and '_' read as spaces and runs of spaces collapsed, so that an NVML name
-// ("NVIDIA A100-SXM4-40GB") matches the catalog's ("NVIDIA A100 SXM4 40GB").
-std::string normalized_name(const std::string& name) {
-  std::string out;
-  for (const char c : name) {
-    const char mapped = (c == '-' || c == '_')
-                            ? ' '
-                            : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (mapped == ' ' && (out.empty() || out.back() == ' ')) continue;
-    out += mapped;
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
-}
-
+// The catalog device `dataset_name` (the name the driver reported when the dataset was
+// measured) refers to, by DeviceCatalog::find's rules (ids, aliases, catalog names and driver
+// names such as "NVIDIA H100 80GB HBM3"), or null when none does.
 const device::DeviceSpec* match_by_name(const device::DeviceCatalog& catalog,
                                         const std::string& dataset_name) {
-  const std::string wanted = normalized_name(dataset_name);
-  if (wanted.empty()) return nullptr;
-  for (const device::DeviceSpec& d : catalog.devices()) {
-    if (normalized_name(d.id) == wanted || normalized_name(d.name) == wanted) return &d;
-    for (const std::string& alias : d.aliases) {
-      if (normalized_name(alias) == wanted) return &d;
-    }
+  if (dataset_name.empty()) return nullptr;
+  try {
+    return &catalog.find(dataset_name);
+  } catch (const InvalidInput&) {
+    return nullptr;
   }
-  return nullptr;
 }
 
 DeviceResolution resolve_device(const device::DeviceCatalog& catalog,
