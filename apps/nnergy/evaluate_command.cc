@@ -1,5 +1,5 @@
 // `nnergy evaluate`: k-fold CV, test split and held-out networks for learned predictors, or the
-// analytical model against published whole-network times.
+// analytical model against published whole-network times, average powers and energies.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -104,8 +104,9 @@ void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string
       "Score learned predictors on a dataset: k-fold CV, a test split and held-out networks");
   cmd->add_option("--db", options->db, "dataset file (see `nnergy profile`)");
   cmd->add_option("--published", options->published,
-                  "instead of --db: score the analytical model on published whole-network times "
-                  "(e.g. data/calibration/measured_public.json)");
+                  "instead of --db: score the analytical model on published whole-network times, "
+                  "average powers and energies per iteration (e.g. "
+                  "data/calibration/measured_public.json, data/measured/h100/networks.json)");
   cmd->add_option("--grades", options->grades,
                   "with --published: grades of the records used, comma-separated")
       ->capture_default_str();

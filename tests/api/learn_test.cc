@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -127,8 +128,14 @@ TEST_F(ApiLearn, EvaluatePublishedPredictsTheCorpusAndWritesOneCsvDialect) {
   Calls calls;
   r.progress = [&](std::size_t done, std::size_t total) { calls.emplace_back(done, total); };
   const report::PublishedEvaluationReport report = evaluate_published(r);
-  expect_complete(calls, report.measurements);
+  expect_complete(calls,
+                  report.measurements + report.power_measurements + report.energy_measurements);
   EXPECT_EQ(report.records_read, 918u);
+  // The calibration corpus itself: every figure is in-sample.
+  EXPECT_TRUE(report.in_sample());
+  EXPECT_THAT(report::render_text(report),
+              HasSubstr("of data/calibration/measured_public.json: on that corpus these figures "
+                        "are in-sample"));
   EXPECT_EQ(report.evaluation.evaluated.size() + report.evaluation.failures.size(),
             report.measurements);
   EXPECT_EQ(report.host_launch_s, 0);
@@ -140,6 +147,126 @@ TEST_F(ApiLearn, EvaluatePublishedPredictsTheCorpusAndWritesOneCsvDialect) {
   const nlohmann::ordered_json j = report::to_json(report);
   EXPECT_EQ(j["evaluated"], report.evaluation.evaluated.size());
   EXPECT_EQ(j["context"]["predictor"], "analytical");
+}
+
+// A hand-written file of one H100 run (resnet18, batch 8, fp32 inference): its time, average
+// power and energy per iteration, a quantity nnergy does not predict and a power that is not
+// positive.
+const char* const kH100Records = R"json([
+  {"id": "t", "source": "hand", "location": "", "framework": "", "derivation": "", "notes": "", "gpu": "NVIDIA H100 80GB HBM3", "network": "resnet18",
+   "mode": "inference", "batch": 8, "precision": "fp32 (strict)", "quantity": "time_per_iteration",
+   "value": 2, "unit": "ms", "value_si": 0.002, "unit_si": "s", "measured": true, "grade": "A"},
+  {"id": "p", "source": "hand", "location": "", "framework": "", "derivation": "", "notes": "", "gpu": "NVIDIA H100 80GB HBM3", "network": "resnet18",
+   "mode": "inference", "batch": 8, "precision": "fp32 (strict)", "quantity": "avg_power",
+   "value": 400, "unit": "W", "value_si": 400, "unit_si": "W", "measured": true, "grade": "A"},
+  {"id": "e", "source": "hand", "location": "", "framework": "", "derivation": "", "notes": "", "gpu": "NVIDIA H100 80GB HBM3", "network": "resnet18",
+   "mode": "inference", "batch": 8, "precision": "fp32 (strict)",
+   "quantity": "energy_per_iteration", "value": 0.8, "unit": "J", "value_si": 0.8, "unit_si": "J",
+   "measured": true, "grade": "A"},
+  {"id": "u", "source": "hand", "location": "", "framework": "", "derivation": "", "notes": "", "gpu": "NVIDIA H100 80GB HBM3", "network": "resnet18",
+   "mode": "inference", "batch": 8, "precision": "fp32 (strict)",
+   "quantity": "max_observed_power", "value": 500, "unit": "W", "value_si": 500, "unit_si": "W",
+   "measured": true, "grade": "A"},
+  {"id": "bad", "source": "hand", "location": "", "framework": "", "derivation": "", "notes": "", "gpu": "NVIDIA H100 80GB HBM3", "network": "resnet18",
+   "mode": "inference", "batch": 8, "precision": "fp32 (strict)", "quantity": "avg_power",
+   "value": -400, "unit": "W", "value_si": -400, "unit_si": "W", "measured": true, "grade": "A"}
+])json";
+
+TEST_F(ApiLearn, EvaluatePublishedScoresPowerAndEnergyOfAFileOutsideTheCorpus) {
+  const std::filesystem::path file = dir_ / "h100.json";
+  std::ofstream(file) << kH100Records;
+  PublishedEvaluationRequest r;
+  r.published = file;
+  r.scatter_csv = dir_ / "h100.csv";
+  const report::PublishedEvaluationReport report = evaluate_published(r);
+  ASSERT_EQ(report.evaluation.evaluated.size(), 1u);
+  ASSERT_EQ(report.power.powers.size(), 1u);
+  ASSERT_EQ(report.power.energies.size(), 1u);
+  EXPECT_TRUE(report.power.failures.empty());
+  EXPECT_EQ(report.skipped,
+            (std::vector<std::pair<std::string, std::string>>{
+                {"u",
+                 "quantity 'max_observed_power' is not a whole-network time, average power or "
+                 "energy per iteration"},
+                {"bad", "no positive SI value"}}));
+  // Known answer: one record per quantity, so the MAPE is |predicted/measured − 1| and the
+  // median ratio predicted/measured (to rounding: 1e-12).
+  const double power_ratio = report.power.powers[0].predicted_w / 400;
+  const double energy_ratio = report.power.energies[0].predicted_j / 0.8;
+  EXPECT_GT(power_ratio, 0);
+  const nlohmann::ordered_json j = report::to_json(report);
+  for (const auto& [quantity, ratio] :
+       {std::pair{"power", power_ratio}, {"energy", energy_ratio}}) {
+    const auto& all = j[quantity]["by_device"].back();
+    EXPECT_EQ(all["group"], "all");
+    EXPECT_EQ(all["count"], 1);
+    EXPECT_NEAR(all["mape"].get<double>(), std::abs(ratio - 1), 1e-12) << quantity;
+    EXPECT_NEAR(all["median_ratio"].get<double>(), ratio, 1e-12) << quantity;
+    EXPECT_EQ(j[quantity]["by_device"][0]["group"], "h100-sxm");
+  }
+  // Energy = the predicted time × the predicted average power of the same run.
+  const learn::EvaluatedEnergy& energy = report.power.energies[0];
+  EXPECT_NEAR(energy.predicted_j, energy.predicted_time_s * energy.predicted_w,
+              1e-9 * energy.predicted_j);
+  EXPECT_NEAR(energy.predicted_w, report.power.powers[0].predicted_w, 1e-12 * energy.predicted_w);
+  EXPECT_EQ(j["calibration"]["in_sample"], false);
+  EXPECT_EQ(j["calibration"]["records_in_corpus"], 0);
+
+  EXPECT_EQ(report.rejected, 0u);
+  // Not the corpus: out-of-sample, and the H100's parameters transferred from Ampere.
+  EXPECT_FALSE(report.in_sample());
+  ASSERT_EQ(report.transferred_devices.size(), 1u);
+  EXPECT_EQ(report.transferred_devices[0].id, "h100-sxm");
+  const std::string text = report::render_text(report);
+  EXPECT_THAT(text, HasSubstr("none of this file's measurements were used in calibration"));
+  EXPECT_THAT(text, HasSubstr("h100-sxm has no measurement in the corpus: its time model was "
+                              "transferred from Ampere"));
+  EXPECT_THAT(text, testing::Not(HasSubstr("in-sample")));
+  EXPECT_THAT(text, HasSubstr("Average power over the iteration"));
+  EXPECT_THAT(text, HasSubstr("Energy per iteration"));
+
+  // One CSV: each row fills its quantity's pair of columns.
+  const std::string csv = read(r.scatter_csv);
+  EXPECT_THAT(csv, HasSubstr("id,network,device,precision,mode,part,batch,measured_s,predicted_s,"
+                             "measured_w,predicted_w,measured_j,predicted_j\n"));
+  EXPECT_THAT(csv, HasSubstr("\nt,resnet18,h100-sxm,fp32,inference,iteration,8,0.002,"));
+  EXPECT_THAT(csv, HasSubstr("\np,resnet18,h100-sxm,fp32,inference,iteration,8,,,400,"));
+  EXPECT_THAT(csv, HasSubstr("\ne,resnet18,h100-sxm,fp32,inference,iteration,8,,,,,0.8,"));
+}
+
+TEST_F(ApiLearn, EvaluatePublishedSaysWhichRecordsAreInTheCalibrationCorpus) {
+  // The corpus's first three records alone: a part of the corpus is in-sample.
+  std::ifstream in(kPublished);
+  const nlohmann::json corpus = nlohmann::json::parse(in);
+  nlohmann::json part = nlohmann::json::array();
+  for (std::size_t i = 0; i < 3; ++i) part.push_back(corpus[i]);
+  const std::filesystem::path subset = dir_ / "subset.json";
+  std::ofstream(subset) << part.dump();
+  PublishedEvaluationRequest r;
+  r.published = subset;
+  const report::PublishedEvaluationReport in_corpus = evaluate_published(r);
+  EXPECT_TRUE(in_corpus.in_sample());
+  EXPECT_THAT(report::render_text(in_corpus), HasSubstr("these figures are in-sample"));
+  // The same with a record changed and one added: neither is in the corpus.
+  part[0]["value"] = part[0]["value"].get<double>() * 2;
+  part.push_back(nlohmann::json::parse(kH100Records)[0]);
+  // A record the reader rejects is listed with its reason, and counts for neither side.
+  nlohmann::json incomplete = nlohmann::json::parse(kH100Records)[1];
+  incomplete["id"] = "incomplete";
+  incomplete.erase("notes");
+  part.push_back(incomplete);
+  std::ofstream(subset) << part.dump();
+  const report::PublishedEvaluationReport mixed = evaluate_published(r);
+  EXPECT_FALSE(mixed.in_sample());
+  ASSERT_EQ(mixed.rejected_records.size(), 1u);
+  EXPECT_EQ(mixed.rejected_records[0].first, "incomplete");
+  EXPECT_THAT(mixed.rejected_records[0].second, HasSubstr("'notes' is missing"));
+  EXPECT_THAT(report::render_text(mixed),
+              HasSubstr("Records the reader rejected:\n  incomplete: "));
+  EXPECT_EQ(mixed.records_in_corpus, 2u);
+  EXPECT_THAT(report::render_text(mixed),
+              HasSubstr("2 of this file's 4 records are in that corpus (in-sample), the others "
+                        "were not used in calibration"));
 }
 
 TEST(ApiEvaluatePublished, BadSettingsAreNamed) {

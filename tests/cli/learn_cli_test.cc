@@ -227,7 +227,13 @@ TEST(EvaluatePublished, ScoresTheCorpusPerDevicePrecisionModeAndSource) {
   // Every record is accounted for: predicted, failed with a reason, or skipped with a reason.
   std::size_t skipped = 0;
   for (const auto& [why, n] : j["skipped"].items()) skipped += n.get<std::size_t>();
-  EXPECT_EQ(j["evaluated"].get<std::size_t>() + j["failures"].size() + skipped, 918u);
+  EXPECT_EQ(j["evaluated"].get<std::size_t>() + j["power"]["evaluated"].get<std::size_t>() +
+                j["energy"]["evaluated"].get<std::size_t>() + j["failures"].size() + skipped,
+            918u);
+  // NeuralPower's five average powers and energies per iteration on the Titan X.
+  EXPECT_EQ(j["power"]["evaluated"], 5);
+  EXPECT_EQ(j["energy"]["evaluated"], 5);
+  EXPECT_EQ(j["calibration"]["in_sample"], true);
   EXPECT_GE(j["evaluated"].get<std::size_t>(), 600u);  // the whole-network times of grades A, B
   for (const auto& f : j["failures"]) EXPECT_FALSE(f["reason"].get<std::string>().empty());
   const json& all = j["by_device"].back();

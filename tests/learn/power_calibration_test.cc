@@ -2,10 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "nnergy/dataset/published_measurement.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/graph/zoo.h"
 #include "nnergy/network/network_prediction.h"
+#include "nnergy/network/time_evaluation.h"
 
 namespace nnergy::learn {
 namespace {
@@ -95,6 +99,192 @@ TEST(PublishedPowers, TheCorpusPowersTakeTheBatchTheirSourceRanAndSaySo) {
   // The same records' times enter the time calibration with the same batches.
   const PublishedTimes times = published_times(read.records, kDataDir, {"A", "B"});
   EXPECT_EQ(times.assumptions.size(), 5u);
+}
+
+// A record of the H100 campaign's format (data/measured/h100/networks.json): one run of
+// `network` at batch 8, inference, fp32 unless changed.
+dataset::PublishedMeasurement h100_record(const std::string& id, const std::string& network,
+                                          const std::string& quantity, double value_si,
+                                          const std::string& unit_si) {
+  dataset::PublishedMeasurement r;
+  r.id = id;
+  r.source = "tests/learn";
+  r.gpu = "NVIDIA H100 80GB HBM3";
+  r.network = network;
+  r.mode = "inference";
+  r.batch = 8;
+  r.precision = "fp32 (strict: TensorFloat-32 disabled in cuDNN and cuBLAS)";
+  r.framework = "PyTorch eager";
+  r.quantity = quantity;
+  r.value = value_si;
+  r.unit = unit_si;
+  r.value_si = value_si;
+  r.unit_si = unit_si;
+  r.grade = "A";
+  return r;
+}
+
+using Reasons = std::vector<std::pair<std::string, std::string>>;
+
+TEST(PublishedFigures, AZooNameOutsideNetworksJsonMapsToTheZooFile) {
+  const std::vector<dataset::PublishedMeasurement> records = {
+      h100_record("zoo", "convnext_base", "time_per_iteration", 0.01, "s"),
+      h100_record("seq", "bert_base", "time_per_iteration", 0.01, "s"),
+      h100_record("mapped", "resnext50_32x4d", "time_per_iteration", 0.01, "s"),
+      h100_record("neither", "no_such_network", "time_per_iteration", 0.01, "s")};
+  const PublishedTimes times = published_times(records, kDataDir, {"A"});
+  ASSERT_EQ(times.measurements.size(), 3u);
+  const network::NetworkTimeMeasurement& zoo = times.measurements[0];
+  EXPECT_EQ(zoo.model, kDataDir / "zoo" / "convnext_base.onnx");
+  EXPECT_EQ(zoo.bindings.batch, 8);  // the record's batch
+  EXPECT_TRUE(zoo.bindings.named.empty());
+  EXPECT_EQ(zoo.device_id, "h100-sxm");
+  EXPECT_EQ(zoo.network, "convnext_base");
+  // bert_base: the zoo's default sequence length (seq = 128), as `nnergy predict bert_base`.
+  EXPECT_EQ(times.measurements[1].model, kDataDir / "zoo" / "bert_base.onnx");
+  const graph::Network bert =
+      graph::import_onnx(times.measurements[1].model, times.measurements[1].bindings);
+  const auto input_ids =
+      std::find_if(bert.tensors().begin(), bert.tensors().end(),
+                   [](const graph::TensorInfo& t) { return t.name == "input_ids"; });
+  ASSERT_NE(input_ids, bert.tensors().end());
+  EXPECT_EQ(input_ids->shape, (graph::Shape{8, 128}));
+  // A key of networks.json keeps its own file.
+  EXPECT_EQ(times.measurements[2].model,
+            kDataDir / "calibration" / "networks" / "resnext50_32x4d.onnx");
+  EXPECT_EQ(times.skipped,
+            (Reasons{{"neither", "network not in data/calibration/networks.json nor a zoo name"}}));
+}
+
+TEST(PublishedFigures, TheH100CampaignsPrecisionsAndModesMap) {
+  std::vector<dataset::PublishedMeasurement> records;
+  for (const char* precision :
+       {"fp32 (strict: TensorFloat-32 disabled in cuDNN and cuBLAS)",
+        "tf32 (torch.backends.cudnn/cuda.matmul.allow_tf32 = True)",
+        "bf16 (weights and activations)", "bf16 autocast (fp32 weights, torch.autocast)"}) {
+    records.push_back(h100_record(precision, "resnet50", "time_per_iteration", 0.01, "s"));
+    records.back().precision = precision;
+  }
+  records.back().mode = "training";
+  const PublishedTimes times = published_times(records, kDataDir, {"A"});
+  ASSERT_EQ(times.measurements.size(), 4u) << times.skipped.front().second;
+  std::vector<device::Precision> precisions;
+  for (const auto& m : times.measurements) {
+    EXPECT_EQ(m.device_id, "h100-sxm");
+    precisions.push_back(m.precision);
+  }
+  EXPECT_EQ(precisions,
+            (std::vector<device::Precision>{device::Precision::kFp32, device::Precision::kTf32,
+                                            device::Precision::kBf16, device::Precision::kBf16}));
+  EXPECT_EQ(times.measurements[3].mode, predict::Mode::kTraining);
+  EXPECT_TRUE(times.measurements[3].optimizer_step);
+}
+
+TEST(PublishedFigures, PowersAndEnergiesAreRunsOtherQuantitiesAndBadValuesAreSkipped) {
+  std::vector<dataset::PublishedMeasurement> records = {
+      h100_record("t", "resnet18", "time_per_iteration", 2e-3, "s"),
+      h100_record("p", "resnet18", "avg_power", 400, "W"),
+      h100_record("e", "resnet18", "energy_per_iteration", 0.8, "J"),
+      h100_record("u", "resnet18", "max_observed_power", 500, "W"),
+      h100_record("negative", "resnet18", "avg_power", -1, "W"),
+      h100_record("zero", "resnet18", "energy_per_iteration", 0, "J"),
+      h100_record("kw", "resnet18", "avg_power", 0.4, "kW")};
+  const PublishedFigures f = published_figures(records, kDataDir, {"A"});
+  ASSERT_EQ(f.times.size(), 1u);
+  ASSERT_EQ(f.powers.size(), 1u);
+  ASSERT_EQ(f.energies.size(), 1u);
+  EXPECT_EQ(f.powers[0].measured_w, 400);
+  EXPECT_EQ(f.energies[0].measured_j, 0.8);
+  // The same run as the time, but for its id and measured time.
+  network::NetworkTimeMeasurement run = f.powers[0].run;
+  run.id = "t";
+  run.measured_s = 2e-3;
+  EXPECT_EQ(run.model, f.times[0].model);
+  EXPECT_EQ(run.device_id, f.times[0].device_id);
+  EXPECT_EQ(run.bindings.batch, f.times[0].bindings.batch);
+  EXPECT_EQ(run.precision, f.times[0].precision);
+  EXPECT_EQ(run.mode, f.times[0].mode);
+  EXPECT_EQ(f.skipped,
+            (Reasons{{"u",
+                      "quantity 'max_observed_power' is not a whole-network time, average power "
+                      "or energy per iteration"},
+                     {"negative", "no positive SI value"},
+                     {"zero", "no positive SI value"},
+                     {"kw", "avg_power given in 'kW', expected 'W'"}}));
+  // Each quantity's own view: times skip the others as before; powers and energies ignore them.
+  const PublishedTimes times = published_times(records, kDataDir, {"A"});
+  EXPECT_EQ(times.measurements.size(), 1u);
+  EXPECT_EQ(times.skipped.size(), 6u);
+  EXPECT_EQ(times.skipped[0],
+            std::make_pair(std::string("p"), std::string("quantity 'avg_power' is not a "
+                                                         "whole-network time")));
+  const PublishedPowers powers = published_powers(records, kDataDir, {"A"});
+  EXPECT_EQ(powers.measurements.size(), 1u);
+  EXPECT_EQ(powers.skipped, (Reasons{{"negative", "no positive SI value"},
+                                     {"kw", "avg_power given in 'kW', expected 'W'"}}));
+  const PublishedEnergies energies = published_energies(records, kDataDir, {"A"});
+  EXPECT_EQ(energies.measurements.size(), 1u);
+  EXPECT_EQ(energies.skipped, (Reasons{{"zero", "no positive SI value"}}));
+}
+
+TEST(EvaluatePowers, PowerAndEnergyAreThoseOfPredictNetworkForTheRun) {
+  // The calibrated catalog, as `nnergy evaluate` and `nnergy predict` use it.
+  const device::DeviceCatalog calibrated = device::DeviceCatalog::load_with_user(kDataDir, "");
+  const std::vector<dataset::PublishedMeasurement> records = {
+      h100_record("t", "resnet18", "time_per_iteration", 2e-3, "s"),
+      h100_record("p", "resnet18", "avg_power", 400, "W"),
+      h100_record("e", "resnet18", "energy_per_iteration", 0.8, "J")};
+  const PublishedFigures f = published_figures(records, kDataDir, {"A"});
+  constexpr double kHostLaunchS = 50e-6;
+  const PowerEvaluation e = evaluate_powers(f.powers, f.energies, calibrated, kHostLaunchS);
+  ASSERT_TRUE(e.failures.empty()) << e.failures.front().second;
+  ASSERT_EQ(e.powers.size(), 1u);
+  ASSERT_EQ(e.energies.size(), 1u);
+
+  // The same prediction made by hand, as `nnergy predict resnet18 --device h100-sxm --batch 8`.
+  const device::DeviceSpec& h100 = calibrated.find("h100-sxm");
+  EXPECT_GT(h100.power_activity.operand_share, 0) << "calibrated κ expected";
+  graph::Network net = graph::import_onnx(kDataDir / "zoo" / "resnet18.onnx", {8, {}});
+  net.cast_floating_tensors(predict::storage_type(device::Precision::kFp32));
+  const network::CostedNetwork costed(net);
+  const predict::AnalyticalPredictor analytical(h100);
+  network::PredictionSettings settings;
+  settings.point = {device::Precision::kFp32, h100.clock.boost_mhz};
+  settings.batch = 8;
+  settings.host_launch_s = kHostLaunchS;
+  const network::NetworkTotals t =
+      network::predict_network(costed, analytical, analytical, settings).totals;
+  // Same computation, same order: equal to rounding.
+  constexpr double kRelative = 1e-12;
+  EXPECT_NEAR(e.powers[0].predicted_w, t.power_w, kRelative * t.power_w);
+  EXPECT_NEAR(e.powers[0].predicted_time_s, t.time_s, kRelative * t.time_s);
+  EXPECT_LT(e.powers[0].archline_w, e.powers[0].predicted_w);  // κ adds power
+  EXPECT_NEAR(e.powers[0].ratio(), t.power_w / 400, kRelative);
+  EXPECT_NEAR(e.energies[0].predicted_j, t.energy_j, kRelative * t.energy_j);
+  EXPECT_NEAR(e.energies[0].predicted_j, t.power_w * t.time_s, 1e-9 * t.energy_j);
+  EXPECT_NEAR(e.energies[0].ratio(), t.energy_j / 0.8, kRelative);
+  // The energy's time is the time evaluation's prediction of the same run.
+  const network::TimeEvaluation times =
+      network::evaluate_times(f.times, calibrated, {kHostLaunchS});
+  ASSERT_EQ(times.evaluated.size(), 1u);
+  EXPECT_NEAR(e.energies[0].predicted_time_s, times.evaluated[0].predicted_s, 1e-9 * t.time_s);
+}
+
+TEST(EvaluatePowers, AMeasurementThatCannotBePredictedIsAFailureWithItsReason) {
+  const std::vector<dataset::PublishedMeasurement> records = {
+      h100_record("p", "resnet18", "avg_power", 400, "W"),
+      h100_record("e", "resnet18", "energy_per_iteration", 0.8, "J")};
+  PublishedFigures f = published_figures(records, kDataDir, {"A"});
+  f.powers[0].measured_w = 0;
+  f.energies[0].run.device_id = "no-such-gpu";
+  const PowerEvaluation e = evaluate_powers(f.powers, f.energies, catalog(), 0);
+  EXPECT_TRUE(e.powers.empty());
+  EXPECT_TRUE(e.energies.empty());
+  ASSERT_EQ(e.failures.size(), 2u);
+  EXPECT_EQ(e.failures[0],
+            std::make_pair(std::string("p"), std::string("the measured power is not positive")));
+  EXPECT_EQ(e.failures[1].first, "e");
+  EXPECT_NE(e.failures[1].second.find("no-such-gpu"), std::string::npos) << e.failures[1].second;
 }
 
 }  // namespace

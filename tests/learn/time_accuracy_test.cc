@@ -39,5 +39,25 @@ TEST(TimeAccuracy, NoTimesGiveAnEmptyAll) {
   EXPECT_EQ(rows[0].metrics.count, 0u);
 }
 
+TEST(FigureAccuracy, ScoresAnyQuantityPerGroupOfRuns) {
+  // Two powers of one run's device (W): 5 % over and 20 % under; one of another, exact.
+  network::NetworkTimeMeasurement a;
+  a.device_id = "a";
+  network::NetworkTimeMeasurement b;
+  b.device_id = "b";
+  const std::vector<ScoredFigure> figures = {{&a, 100, 105}, {&a, 100, 80}, {&b, 300, 300}};
+  const auto rows = figure_accuracy(
+      figures, [](const network::NetworkTimeMeasurement& m) { return m.device_id; });
+  ASSERT_EQ(rows.size(), 3u);  // a, b, all
+  EXPECT_EQ(rows[0].group, "a");
+  EXPECT_EQ(rows[0].metrics.count, 2u);
+  EXPECT_NEAR(rows[0].metrics.mape_percent, 12.5, 1e-9);
+  EXPECT_NEAR(rows[0].median_ratio, 0.925, kTolerance);
+  EXPECT_NEAR(rows[0].metrics.within_10_percent, 0.5, kTolerance);
+  EXPECT_EQ(rows[2].group, "all");
+  EXPECT_NEAR(rows[2].metrics.mape_percent, 25.0 / 3, 1e-9);
+  EXPECT_NEAR(rows[2].median_ratio, 1.0, kTolerance);
+}
+
 }  // namespace
 }  // namespace nnergy::learn

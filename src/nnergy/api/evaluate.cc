@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <map>
+#include <optional>
+#include <set>
+
 #include "nnergy/api/regressor_choice.h"
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/data_directory.h"
@@ -9,6 +13,7 @@
 #include "nnergy/dataset/published_measurement.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/learn/model_file.h"
+#include "nnergy/learn/power_calibration.h"
 #include "nnergy/learn/published_times.h"
 #include "nnergy/learn/training_table.h"
 
@@ -19,6 +24,54 @@ namespace {
 // Throws InvalidInput naming `setting` unless the folder that would hold `path` exists.
 void check_output(const std::filesystem::path& path, SettingNames names, std::string_view setting) {
   if (!path.empty()) learn::check_output_directory(path.string(), setting_name(names, setting));
+}
+
+// How many of `records` the calibration corpus holds (same id, every field equal); empty when
+// the corpus file cannot be read. `corpus` is as calibrated.json names it: "data/..." relative
+// to the data directory, or a path.
+std::optional<std::size_t> records_in_corpus(
+    const std::vector<dataset::PublishedMeasurement>& records, const std::string& corpus,
+    const std::filesystem::path& data_dir) {
+  std::filesystem::path path = corpus;
+  if (corpus.starts_with("data/")) path = data_dir / corpus.substr(5);
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  std::map<std::string, const dataset::PublishedMeasurement*> by_id;
+  const dataset::PublishedReadResult read = dataset::read_published_measurements(path.string());
+  for (const dataset::PublishedMeasurement& m : read.records) by_id[m.id] = &m;
+  std::size_t n = 0;
+  for (const dataset::PublishedMeasurement& m : records) {
+    const auto it = by_id.find(m.id);
+    if (it != by_id.end() && *it->second == m) ++n;
+  }
+  return n;
+}
+
+// The devices of the predicted runs that no generation of the calibration was fitted on, with
+// where their parameters come from.
+std::vector<report::TransferredDevice> transferred_devices(
+    const report::PublishedEvaluationReport& report, const device::DeviceCatalog& catalog) {
+  std::set<std::string> fitted;
+  for (const auto& [name, generation] : report.calibration->generations) {
+    fitted.insert(generation.devices.begin(), generation.devices.end());
+  }
+  std::set<std::string> ids;
+  for (const network::EvaluatedTime& t : report.evaluation.evaluated) {
+    ids.insert(t.measurement.device_id);
+  }
+  for (const learn::EvaluatedPower& p : report.power.powers)
+    ids.insert(p.measurement.run.device_id);
+  for (const learn::EvaluatedEnergy& e : report.power.energies) {
+    ids.insert(e.measurement.run.device_id);
+  }
+  std::vector<report::TransferredDevice> out;
+  for (const std::string& id : ids) {
+    if (fitted.contains(id)) continue;
+    const device::DeviceSpec& d = catalog.find(id);
+    out.push_back({id, d.calibration.provenance, d.calibration.relative_time_std(),
+                   d.power_activity.provenance});
+  }
+  return out;
 }
 
 }  // namespace
@@ -108,22 +161,47 @@ report::PublishedEvaluationReport evaluate_published(const PublishedEvaluationRe
       device::DeviceCatalog::load_with_user(data_dir, r.devices_file);
   const dataset::PublishedReadResult read =
       dataset::read_published_measurements(r.published.string());
-  const learn::PublishedTimes times = learn::published_times(read.records, data_dir, r.grades);
+  const learn::PublishedFigures figures =
+      learn::published_figures(read.records, data_dir, r.grades);
 
   report::PublishedEvaluationReport report;
   report.calibration = catalog.calibration();
   report.host_launch_s = r.host_launch_us
                              ? *r.host_launch_us * 1e-6
                              : (report.calibration ? report.calibration->host_launch_s : 0.0);
+  // Progress over every measurement: the times first, then the powers and energies.
+  const std::size_t times = figures.times.size();
+  const std::size_t total = times + figures.powers.size() + figures.energies.size();
+  ProgressCallback time_progress;
+  ProgressCallback power_progress;
+  if (r.progress) {
+    time_progress = [&r, total](std::size_t done, std::size_t) { r.progress(done, total); };
+    power_progress = [&r, times, total](std::size_t done, std::size_t) {
+      r.progress(times + done, total);
+    };
+  }
   network::TimeEvaluationSettings settings;
   settings.host_launch_s = report.host_launch_s;
-  report.evaluation = network::evaluate_times(times.measurements, catalog, settings, r.progress);
+  report.evaluation = network::evaluate_times(figures.times, catalog, settings, time_progress);
+  report.power = learn::evaluate_powers(figures.powers, figures.energies, catalog,
+                                        report.host_launch_s, power_progress);
   report.published = r.published;
   report.grades = r.grades;
   report.records_read = read.records_read;
   report.rejected = read.rejected.size();
-  report.measurements = times.measurements.size();
-  report.skipped = times.skipped;
+  for (const dataset::RejectedRecord& x : read.rejected) {
+    report.rejected_records.emplace_back(x.name(), x.reason);
+  }
+  report.records_accepted = read.records.size();
+  report.measurements = times;
+  report.power_measurements = figures.powers.size();
+  report.energy_measurements = figures.energies.size();
+  report.skipped = figures.skipped;
+  if (report.calibration) {
+    report.records_in_corpus =
+        records_in_corpus(read.records, report.calibration->corpus, data_dir);
+    report.transferred_devices = transferred_devices(report, catalog);
+  }
   report.context = RunContext::now(r.command_line);
   report.context.add("published", r.published.string())
       .add("grades", r.grades)

@@ -66,15 +66,20 @@ struct PublishedEvaluationRequest {
   std::filesystem::path scatter_csv;
   /// A device catalog (JSON) whose devices replace or add to the built-in ones; empty: none.
   std::filesystem::path devices_file;
-  /// Told the records prepared (each network imported and reduced) of all.
+  /// Told the records prepared (each network imported and reduced) of all: times, then average
+  /// powers and energies.
   ProgressCallback progress;
   std::string command_line;  ///< the invocation, for the context blocks
   SettingNames names = SettingNames::kKeyword;
 };
 
-/// Predicts every published whole-network time of the grades asked with the analytical model
-/// (calibrated, as predict uses it) and scores the predictions; records that are not such
-/// times are skipped and those that cannot be predicted are failures, each with its reason.
+/// Predicts every published whole-network time, average power and energy per iteration of the
+/// grades asked with the analytical model (calibrated, as predict uses it) and scores the
+/// predictions; a power or energy record is predicted as the run it measured (device, network,
+/// batch, precision, mode), its average power and energy from the same prediction as `nnergy
+/// predict`'s. Records of other quantities, or that cannot be mapped, are skipped and those that
+/// cannot be predicted are failures, each with its reason. Says whether the file's records are
+/// in the calibration corpus (in-sample) and which devices the corpus has no measurement of.
 /// Writes the scatter CSV when asked. Throws InvalidInput naming the setting for a negative host
 /// launch time, an unknown grade or a missing output folder, and for a published file that
 /// cannot be read.

@@ -1,14 +1,16 @@
 #include "nnergy/learn/power_calibration.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <memory>
+#include <optional>
 #include <set>
 
 #include "nnergy/core/error.h"
 #include "nnergy/core/statistics.h"
-#include "nnergy/graph/onnx_importer.h"
 #include "nnergy/network/network_prediction.h"
+#include "nnergy/network/time_evaluation.h"
 #include "nnergy/predict/analytical_predictor.h"
 
 namespace nnergy::learn {
@@ -18,8 +20,7 @@ namespace {
 // One measurement's network, ready to predict at any κ.
 struct PowerRun {
   PowerMeasurement measurement;
-  std::unique_ptr<graph::Network> network;
-  std::unique_ptr<network::CostedNetwork> costed;  // refers to *network
+  const network::CostedNetwork* costed = nullptr;  // owned by the calibration's NetworkCache
   device::DeviceSpec device;
 };
 
@@ -27,14 +28,8 @@ struct PowerRun {
 std::pair<double, double> predict_power(const PowerRun& run, double kappa, double host_launch_s) {
   device::DeviceSpec device = run.device;
   device.power_activity.operand_share = kappa;
-  const predict::AnalyticalPredictor analytical(device);
-  network::PredictionSettings settings;
-  settings.mode = run.measurement.run.mode;
-  settings.point = {run.measurement.run.precision, device.clock.boost_mhz};
-  settings.batch = run.measurement.run.bindings.batch.value_or(1);
-  settings.host_launch_s = host_launch_s;
   const network::NetworkTotals t =
-      network::predict_network(*run.costed, analytical, analytical, settings).totals;
+      predict_run(*run.costed, run.measurement.run, device, host_launch_s);
   return {t.time_s, t.power_w};
 }
 
@@ -85,6 +80,62 @@ double fit_kappa(const std::vector<PowerRun>& runs, const std::vector<std::size_
 
 }  // namespace
 
+network::NetworkTotals predict_run(const network::CostedNetwork& network,
+                                   const network::NetworkTimeMeasurement& run,
+                                   const device::DeviceSpec& device, double host_launch_s) {
+  const predict::AnalyticalPredictor analytical(device);
+  network::PredictionSettings settings;
+  settings.mode = run.mode;
+  settings.point = {run.precision, device.clock.boost_mhz};
+  settings.batch = run.bindings.batch.value_or(1);
+  settings.host_launch_s = host_launch_s;
+  return network::predict_network(network, analytical, analytical, settings).totals;
+}
+
+PowerEvaluation evaluate_powers(const std::vector<PowerMeasurement>& powers,
+                                const std::vector<EnergyMeasurement>& energies,
+                                const device::DeviceCatalog& catalog, double host_launch_s,
+                                const ProgressCallback& progress) {
+  PowerEvaluation result;
+  network::NetworkCache cache;
+  const std::size_t total = powers.size() + energies.size();
+  std::size_t done = 0;
+  if (progress) progress(0, total);
+  // Predicts `run` (with κ = 0 too when asked), or names it in the failures.
+  auto predict =
+      [&](const network::NetworkTimeMeasurement& run, double measured, const char* what,
+          bool archline_too) -> std::optional<std::pair<network::NetworkTotals, double>> {
+    std::optional<std::pair<network::NetworkTotals, double>> out;
+    try {
+      if (!(measured > 0)) throw InvalidInput(fmt::format("the measured {} is not positive", what));
+      const device::DeviceSpec& device = network::measured_device(run, catalog);
+      const network::CostedNetwork& costed = cache.get(run);
+      double archline_w = 0;
+      if (archline_too) {
+        device::DeviceSpec archline = device;
+        archline.power_activity.operand_share = 0;
+        archline_w = predict_run(costed, run, archline, host_launch_s).power_w;
+      }
+      out.emplace(predict_run(costed, run, device, host_launch_s), archline_w);
+    } catch (const InvalidInput& e) {
+      result.failures.emplace_back(run.id, e.what());
+    }
+    if (progress) progress(++done, total);
+    return out;
+  };
+  for (const PowerMeasurement& m : powers) {
+    if (const auto p = predict(m.run, m.measured_w, "power", true)) {
+      result.powers.push_back({m, p->first.time_s, p->second, p->first.power_w});
+    }
+  }
+  for (const EnergyMeasurement& m : energies) {
+    if (const auto p = predict(m.run, m.measured_j, "energy", false)) {
+      result.energies.push_back({m, p->first.time_s, p->first.power_w, p->first.energy_j});
+    }
+  }
+  return result;
+}
+
 double power_mape_percent(const std::vector<EvaluatedPower>& evaluated,
                           double EvaluatedPower::*predicted) {
   std::vector<double> measured_w;
@@ -99,15 +150,13 @@ double power_mape_percent(const std::vector<EvaluatedPower>& evaluated,
 PowerCalibration calibrate_power(const std::vector<PowerMeasurement>& measurements,
                                  const device::DeviceCatalog& catalog, double host_launch_s) {
   PowerCalibration result;
+  network::NetworkCache cache;
   std::vector<PowerRun> runs;
   for (const PowerMeasurement& m : measurements) {
     try {
       if (!(m.measured_w > 0)) throw InvalidInput("the measured power is not positive");
-      auto network =
-          std::make_unique<graph::Network>(graph::import_onnx(m.run.model, m.run.bindings));
-      network->cast_floating_tensors(predict::storage_type(m.run.precision));
-      auto costed = std::make_unique<network::CostedNetwork>(*network);
-      runs.push_back({m, std::move(network), std::move(costed), catalog.find(m.run.device_id)});
+      const device::DeviceSpec& device = network::measured_device(m.run, catalog);
+      runs.push_back({m, &cache.get(m.run), device});
     } catch (const InvalidInput& e) {
       result.failures.emplace_back(m.run.id, e.what());
     }

@@ -2,15 +2,18 @@
 
 // Fitting the power model's operand share κ (device::PowerActivity) to published average powers
 // of whole networks, on top of the calibrated time model, and cross-validating it by leaving out
-// one network at a time.
+// one network at a time; and scoring the calibrated model's average powers and energies per
+// iteration against measured ones (`nnergy evaluate --published`).
 
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "nnergy/core/progress.h"
 #include "nnergy/device/calibrated_parameters.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/learn/published_times.h"
+#include "nnergy/network/network_prediction.h"
 
 namespace nnergy::learn {
 
@@ -22,6 +25,44 @@ struct EvaluatedPower {
   double predicted_w = 0;       ///< predicted average power with the fitted κ, W
   double ratio() const { return predicted_w / measurement.measured_w; }  ///< predicted/measured
 };
+
+/// A published energy per iteration with nnergy's predictions of it.
+struct EvaluatedEnergy {
+  EnergyMeasurement measurement;
+  double predicted_time_s = 0;  ///< predicted iteration time, s
+  double predicted_w = 0;       ///< predicted average power, W
+  double predicted_j = 0;       ///< predicted energy per iteration (time × average power), J
+  double ratio() const { return predicted_j / measurement.measured_j; }  ///< predicted/measured
+};
+
+/// Predicted totals of one iteration of the run `run` measured (its mode, precision, batch and,
+/// in training, the optimizer step) on `device` at its boost clock, with the device's power
+/// model (archline plus operand share κ of device.power_activity) and a host launch time of
+/// `host_launch_s` per kernel: time_s (s), power_w (average, W) and energy_j (J) among others.
+/// `network` is run.model imported with run.bindings at run.precision's storage type
+/// (network::NetworkCache). The one prediction of a run's power, for calibration and
+/// evaluation alike.
+network::NetworkTotals predict_run(const network::CostedNetwork& network,
+                                   const network::NetworkTimeMeasurement& run,
+                                   const device::DeviceSpec& device, double host_launch_s);
+
+/// Measured average powers and energies per iteration against nnergy's predictions of them.
+struct PowerEvaluation {
+  /// archline_w: κ = 0; predicted_w: with the catalog device's κ (the calibrated one).
+  std::vector<EvaluatedPower> powers;
+  std::vector<EvaluatedEnergy> energies;
+  std::vector<std::pair<std::string, std::string>> failures;  ///< measurement id, reason
+};
+
+/// Predicts every measurement with predict_run on `catalog`'s device (each network imported
+/// once per model, bindings and precision). A measurement that cannot be predicted (an unknown
+/// device, no peak for its precision, a model that fails to import, a measured value that is
+/// not positive) is in `failures` with the reason, never dropped silently. `progress`, when
+/// given, is told the measurements done (powers, then energies) of all.
+PowerEvaluation evaluate_powers(const std::vector<PowerMeasurement>& powers,
+                                const std::vector<EnergyMeasurement>& energies,
+                                const device::DeviceCatalog& catalog, double host_launch_s,
+                                const ProgressCallback& progress = {});
 
 /// The fit on every measurement and its leave-one-network-out cross-validation.
 struct PowerCalibration {

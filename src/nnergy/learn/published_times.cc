@@ -7,8 +7,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 
 #include "nnergy/core/error.h"
+#include "nnergy/graph/zoo.h"
 
 namespace nnergy::learn {
 
@@ -49,10 +51,14 @@ struct NetworkMapping {
 };
 
 std::optional<NetworkMapping> network_of(const nlohmann::json& networks,
+                                         const std::set<std::string>& zoo,
                                          const std::filesystem::path& data_dir,
                                          const dataset::PublishedMeasurement& r, std::string* why) {
   if (!networks.contains(r.network)) {
-    *why = "network not in data/calibration/networks.json";
+    // A zoo name: the zoo's file, its default dimensions bound by the importer.
+    if (zoo.contains(r.network))
+      return NetworkMapping{data_dir / "zoo" / (r.network + ".onnx"), {}};
+    *why = "network not in data/calibration/networks.json nor a zoo name";
     return std::nullopt;
   }
   const nlohmann::json& n = networks.at(r.network);
@@ -88,7 +94,8 @@ struct Mappings {
   nlohmann::json gpus;
   nlohmann::json networks;
   nlohmann::json assumed_batches;
-  nlohmann::json layer_ops;  // whole file: "records" and "unmapped"
+  nlohmann::json layer_ops;   // whole file: "records" and "unmapped"
+  std::set<std::string> zoo;  // names of data/zoo/*.onnx
 };
 
 Mappings read_mappings(const std::filesystem::path& data_dir) {
@@ -99,6 +106,7 @@ Mappings read_mappings(const std::filesystem::path& data_dir) {
   m.networks = read_mapping(dir / "networks.json").at("networks");
   m.assumed_batches = read_mapping(dir / "assumed_batches.json").at("batches");
   m.layer_ops = read_mapping(dir / "layer_ops.json");
+  for (const graph::ZooModel& model : graph::list_zoo(data_dir)) m.zoo.insert(model.name);
   return m;
 }
 
@@ -179,7 +187,7 @@ std::optional<network::NetworkTimeMeasurement> run_of(const dataset::PublishedMe
                       (maps.dir / "layer_ops.json").string(), r.id, e.what()));
     }
   } else {
-    mapping = network_of(maps.networks, data_dir, r, why);
+    mapping = network_of(maps.networks, maps.zoo, data_dir, r, why);
     if (!mapping) return std::nullopt;
   }
   if (!r.value_si || !(*r.value_si > 0)) return skip("no positive SI value");
@@ -191,6 +199,78 @@ std::optional<network::NetworkTimeMeasurement> run_of(const dataset::PublishedMe
   m.bindings.batch = *batch;
   m.bindings.named = mapping->dims;
   return m;
+}
+
+// What a record's quantity measures of a run.
+enum class Figure { kTime, kPower, kEnergy };
+
+// The figure `quantity` measures, and for a time the part of the iteration it covers; empty for
+// a quantity nnergy does not predict.
+std::optional<Figure> figure_of(const std::string& quantity, network::TimedPart* part) {
+  *part = network::TimedPart::kIteration;
+  if (quantity == "forward_time_per_iteration") {
+    *part = network::TimedPart::kForward;
+  } else if (quantity == "backward_time_per_iteration") {
+    *part = network::TimedPart::kBackward;
+  } else if (quantity == "avg_power") {
+    return Figure::kPower;
+  } else if (quantity == "energy_per_iteration") {
+    return Figure::kEnergy;
+  } else if (quantity != "time_per_iteration" && quantity != "latency_avg_per_batch" &&
+             quantity != "throughput" && quantity != "layer_forward_time") {
+    return std::nullopt;
+  }
+  return Figure::kTime;
+}
+
+// The SI unit a power or energy record must give its value in.
+std::string_view si_unit_of(Figure figure) { return figure == Figure::kPower ? "W" : "J"; }
+
+// The records whose quantity is one of `wanted` as measurements. A record of another quantity is
+// skipped with "quantity '<q>'" + `other_reason`, or ignored when `other_reason` is empty.
+PublishedFigures figures_of(const std::vector<dataset::PublishedMeasurement>& records,
+                            const std::filesystem::path& data_dir,
+                            const std::vector<std::string>& grades, const std::set<Figure>& wanted,
+                            const std::optional<std::string>& other_reason) {
+  const Mappings maps = read_mappings(data_dir);
+  PublishedFigures out;
+  for (const dataset::PublishedMeasurement& r : records) {
+    network::TimedPart part = network::TimedPart::kIteration;
+    const std::optional<Figure> figure = figure_of(r.quantity, &part);
+    if (!figure || !wanted.contains(*figure)) {
+      if (other_reason)
+        out.skipped.emplace_back(r.id, "quantity '" + r.quantity + "'" + *other_reason);
+      continue;
+    }
+    std::string why;
+    std::optional<std::string> assumption;
+    auto m = run_of(r, part, maps, data_dir, grades, &why, &assumption);
+    if (m && *figure != Figure::kTime && r.unit_si != si_unit_of(*figure)) {
+      why = fmt::format("{} given in '{}', expected '{}'", r.quantity, r.unit_si,
+                        si_unit_of(*figure));
+      m.reset();
+    }
+    if (!m) {
+      out.skipped.emplace_back(r.id, why);
+      continue;
+    }
+    if (assumption) out.assumptions.emplace_back(r.id, *assumption);
+    switch (*figure) {
+      case Figure::kTime: {
+        const auto batch = static_cast<double>(*m->bindings.batch);
+        m->measured_s = r.quantity == "throughput" ? batch / *r.value_si : *r.value_si;
+        out.times.push_back(std::move(*m));
+        break;
+      }
+      case Figure::kPower:
+        out.powers.push_back({std::move(*m), *r.value_si});
+        break;
+      case Figure::kEnergy:
+        out.energies.push_back({std::move(*m), *r.value_si});
+        break;
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -207,53 +287,30 @@ void check_grades(const std::vector<std::string>& grades, SettingNames names) {
 PublishedTimes published_times(const std::vector<dataset::PublishedMeasurement>& records,
                                const std::filesystem::path& data_dir,
                                const std::vector<std::string>& grades) {
-  const Mappings maps = read_mappings(data_dir);
-  PublishedTimes out;
-  for (const dataset::PublishedMeasurement& r : records) {
-    const std::string& q = r.quantity;
-    network::TimedPart part = network::TimedPart::kIteration;
-    if (q == "forward_time_per_iteration") {
-      part = network::TimedPart::kForward;
-    } else if (q == "backward_time_per_iteration") {
-      part = network::TimedPart::kBackward;
-    } else if (q != "time_per_iteration" && q != "latency_avg_per_batch" && q != "throughput" &&
-               q != "layer_forward_time") {
-      out.skipped.emplace_back(r.id, "quantity '" + q + "' is not a whole-network time");
-      continue;
-    }
-    std::string why;
-    std::optional<std::string> assumption;
-    auto m = run_of(r, part, maps, data_dir, grades, &why, &assumption);
-    if (!m) {
-      out.skipped.emplace_back(r.id, why);
-      continue;
-    }
-    const auto batch = static_cast<double>(*m->bindings.batch);
-    m->measured_s = q == "throughput" ? batch / *r.value_si : *r.value_si;
-    if (assumption) out.assumptions.emplace_back(r.id, *assumption);
-    out.measurements.push_back(std::move(*m));
-  }
-  return out;
+  PublishedFigures f =
+      figures_of(records, data_dir, grades, {Figure::kTime}, " is not a whole-network time");
+  return {std::move(f.times), std::move(f.skipped), std::move(f.assumptions)};
 }
 
 PublishedPowers published_powers(const std::vector<dataset::PublishedMeasurement>& records,
                                  const std::filesystem::path& data_dir,
                                  const std::vector<std::string>& grades) {
-  const Mappings maps = read_mappings(data_dir);
-  PublishedPowers out;
-  for (const dataset::PublishedMeasurement& r : records) {
-    if (r.quantity != "avg_power") continue;
-    std::string why;
-    std::optional<std::string> assumption;
-    auto m = run_of(r, network::TimedPart::kIteration, maps, data_dir, grades, &why, &assumption);
-    if (!m) {
-      out.skipped.emplace_back(r.id, why);
-      continue;
-    }
-    if (assumption) out.assumptions.emplace_back(r.id, *assumption);
-    out.measurements.push_back({std::move(*m), *r.value_si});
-  }
-  return out;
+  PublishedFigures f = figures_of(records, data_dir, grades, {Figure::kPower}, std::nullopt);
+  return {std::move(f.powers), std::move(f.skipped), std::move(f.assumptions)};
+}
+
+PublishedEnergies published_energies(const std::vector<dataset::PublishedMeasurement>& records,
+                                     const std::filesystem::path& data_dir,
+                                     const std::vector<std::string>& grades) {
+  PublishedFigures f = figures_of(records, data_dir, grades, {Figure::kEnergy}, std::nullopt);
+  return {std::move(f.energies), std::move(f.skipped), std::move(f.assumptions)};
+}
+
+PublishedFigures published_figures(const std::vector<dataset::PublishedMeasurement>& records,
+                                   const std::filesystem::path& data_dir,
+                                   const std::vector<std::string>& grades) {
+  return figures_of(records, data_dir, grades, {Figure::kTime, Figure::kPower, Figure::kEnergy},
+                    " is not a whole-network time, average power or energy per iteration");
 }
 
 }  // namespace nnergy::learn

@@ -1,9 +1,14 @@
 #pragma once
 
-// Published whole-network times (data/calibration/measured_public.json, imported as
-// dataset::PublishedMeasurement) as measurements nnergy can predict: each record's GPU mapped to
-// a catalog device (data/calibration/gpus.json) and its network to an ONNX architecture
-// (data/calibration/networks.json).
+// Published whole-network times, average powers and energies per iteration
+// (data/calibration/measured_public.json, or measurements of the same format such as
+// data/measured/h100/networks.json, imported as dataset::PublishedMeasurement) as measurements
+// nnergy can predict: each record's GPU mapped to a catalog device (data/calibration/gpus.json)
+// and its network to an ONNX architecture. A network that is a key of
+// data/calibration/networks.json takes the file and dimensions given there; any other network
+// that is a zoo name (data/zoo/<network>.onnx exists, e.g. "convnext_base", "bert_base") takes
+// that zoo file with the record's batch and the zoo's default dimensions (seq = 128), as
+// `nnergy predict <name>` does; a network that is neither is skipped with the reason.
 
 #include <filesystem>
 #include <string>
@@ -32,7 +37,8 @@ struct PublishedTimes {
 /// "training_forward"/"training_backward" (parts of a training iteration); "training" (with the
 /// optimizer step). A record of a framework without cuDNN, a record without a batch, with another
 /// quantity or mode, a GPU or network the mapping files lack, or a grade not asked for is skipped
-/// with the reason. A record without a batch takes the one data/calibration/assumed_batches.json
+/// with the reason (power and energy records too: published_figures takes those). A record
+/// without a batch takes the one data/calibration/assumed_batches.json
 /// gives for its id (named in `assumptions`), else is skipped. A per-operator time
 /// ("layer_forward_time") becomes a measurement of the nodes data/calibration/layer_ops.json
 /// maps it to (NetworkTimeMeasurement::nodes), or is skipped with the reason that file gives.
@@ -60,9 +66,46 @@ struct PublishedPowers {
 };
 
 /// Turns the "avg_power" records into measurements, with the same mapping and rules as
-/// published_times.
+/// published_times; a record whose unit_si is not "W" is skipped with the reason. Records of
+/// other quantities are ignored.
 PublishedPowers published_powers(const std::vector<dataset::PublishedMeasurement>& records,
                                  const std::filesystem::path& data_dir,
                                  const std::vector<std::string>& grades);
+
+/// A published energy per iteration (whole board, idle share included), with the run it was
+/// measured on (run.measured_s is 0: the energy record carries no time).
+struct EnergyMeasurement {
+  network::NetworkTimeMeasurement run;
+  double measured_j = 0;  ///< energy of one iteration, J
+};
+
+/// The energy-per-iteration records that became measurements, and every other one with the
+/// reason.
+struct PublishedEnergies {
+  std::vector<EnergyMeasurement> measurements;
+  std::vector<std::pair<std::string, std::string>> skipped;      ///< record id, reason
+  std::vector<std::pair<std::string, std::string>> assumptions;  ///< as in PublishedTimes
+};
+
+/// Turns the "energy_per_iteration" records into measurements, with the same mapping and rules
+/// as published_powers (unit_si must be "J"). Records of other quantities are ignored.
+PublishedEnergies published_energies(const std::vector<dataset::PublishedMeasurement>& records,
+                                     const std::filesystem::path& data_dir,
+                                     const std::vector<std::string>& grades);
+
+/// Every record of a file as what nnergy can predict of it: whole-network times (as
+/// published_times), average powers (as published_powers) and energies per iteration (as
+/// published_energies), each list in file order; a record of any other quantity is skipped
+/// with the reason, as is one that cannot be mapped. The mapping files are read once.
+struct PublishedFigures {
+  std::vector<network::NetworkTimeMeasurement> times;
+  std::vector<PowerMeasurement> powers;
+  std::vector<EnergyMeasurement> energies;
+  std::vector<std::pair<std::string, std::string>> skipped;      ///< record id, reason
+  std::vector<std::pair<std::string, std::string>> assumptions;  ///< as in PublishedTimes
+};
+PublishedFigures published_figures(const std::vector<dataset::PublishedMeasurement>& records,
+                                   const std::filesystem::path& data_dir,
+                                   const std::vector<std::string>& grades);
 
 }  // namespace nnergy::learn

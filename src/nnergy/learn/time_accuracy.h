@@ -1,7 +1,7 @@
 #pragma once
 
-// How well nnergy's predicted whole-network times (network/time_evaluation.h) match the
-// measurements, per group of measurements.
+// How well nnergy's predicted whole-network times (network/time_evaluation.h), average powers and
+// energies (learn/power_calibration.h) match the measurements, per group of measurements.
 
 #include <functional>
 #include <string>
@@ -24,5 +24,18 @@ struct TimeAccuracy {
 std::vector<TimeAccuracy> time_accuracy(
     const std::vector<network::EvaluatedTime>& evaluated,
     const std::function<std::string(const network::EvaluatedTime&)>& key);
+
+/// One run's measured and predicted figure of any quantity (time s, average power W, energy J).
+struct ScoredFigure {
+  const network::NetworkTimeMeasurement* run = nullptr;  ///< the run measured, for grouping
+  double measured = 0;                                   ///< > 0
+  double predicted = 0;
+};
+
+/// Accuracy per value of `key` of the figures' runs, sorted by group, followed by one for all
+/// ("all"), as time_accuracy.
+std::vector<TimeAccuracy> figure_accuracy(
+    const std::vector<ScoredFigure>& figures,
+    const std::function<std::string(const network::NetworkTimeMeasurement&)>& key);
 
 }  // namespace nnergy::learn

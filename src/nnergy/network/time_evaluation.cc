@@ -12,36 +12,31 @@
 
 namespace nnergy::network {
 
-namespace {
-
-// Imported networks, each once per model, bindings and storage type.
-class NetworkCache {
- public:
-  const CostedNetwork& get(const NetworkTimeMeasurement& m) {
-    std::string key = m.model.string() + "|" + std::to_string(m.bindings.batch.value_or(0)) + "|" +
-                      std::string(device::to_string(m.precision));
-    for (const auto& [name, value] : m.bindings.named)
-      key += "|" + name + "=" + std::to_string(value);
-    auto it = entries_.find(key);
-    if (it == entries_.end()) {
-      auto entry = std::make_unique<Entry>();
-      entry->network = graph::import_onnx(m.model, m.bindings);
-      entry->network.cast_floating_tensors(predict::storage_type(m.precision));
-      entry->costed = std::make_unique<CostedNetwork>(entry->network);
-      it = entries_.emplace(key, std::move(entry)).first;
-    }
-    return *it->second->costed;
+const CostedNetwork& NetworkCache::get(const NetworkTimeMeasurement& m) {
+  std::string key = m.model.string() + "|" + std::to_string(m.bindings.batch.value_or(0)) + "|" +
+                    std::string(device::to_string(m.precision));
+  for (const auto& [name, value] : m.bindings.named)
+    key += "|" + name + "=" + std::to_string(value);
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    auto entry = std::make_unique<Entry>();
+    entry->network = graph::import_onnx(m.model, m.bindings);
+    entry->network.cast_floating_tensors(predict::storage_type(m.precision));
+    entry->costed = std::make_unique<CostedNetwork>(entry->network);
+    it = entries_.emplace(key, std::move(entry)).first;
   }
+  return *it->second->costed;
+}
 
- private:
-  struct Entry {
-    graph::Network network;
-    std::unique_ptr<CostedNetwork> costed;  // refers to `network`, so the entry never moves
-  };
-  std::map<std::string, std::unique_ptr<Entry>> entries_;
-};
-
-}  // namespace
+const device::DeviceSpec& measured_device(const NetworkTimeMeasurement& m,
+                                          const device::DeviceCatalog& catalog) {
+  const device::DeviceSpec& device = catalog.find(m.device_id);
+  if (!device.peak(m.precision)) {
+    throw InvalidInput(
+        fmt::format("{} has no {} peak in the catalog", device.id, device::to_string(m.precision)));
+  }
+  return device;
+}
 
 std::string_view to_string(TimedPart part) {
   switch (part) {
@@ -127,11 +122,7 @@ PreparedTimes prepare_times(const std::vector<NetworkTimeMeasurement>& measureme
   if (progress) progress(0, measurements.size());
   for (const NetworkTimeMeasurement& m : measurements) {
     try {
-      const device::DeviceSpec& device = catalog.find(m.device_id);
-      if (!device.peak(m.precision)) {
-        throw InvalidInput(fmt::format("{} has no {} peak in the catalog", device.id,
-                                       device::to_string(m.precision)));
-      }
+      measured_device(m, catalog);
       if (!(m.measured_s > 0)) throw InvalidInput("the measured time is not positive");
       result.networks.emplace_back(cache.get(m), m);
       result.measurements.push_back(m);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,6 +92,28 @@ class TimedNetwork {
   bool nodes_only_ = false;  // single nodes timed without the host
   device::Precision precision_ = device::Precision::kFp32;
 };
+
+/// Imported and costed networks, each once per model, bindings and storage type (that of the
+/// measurement's precision), shared by the measurements of the same run.
+class NetworkCache {
+ public:
+  /// The network `m` measured, imported and costed on first use; throws what the importer
+  /// throws (InvalidInput for a file that cannot be imported). The reference stays valid as
+  /// long as the cache.
+  const CostedNetwork& get(const NetworkTimeMeasurement& m);
+
+ private:
+  struct Entry {
+    graph::Network network;
+    std::unique_ptr<CostedNetwork> costed;  // refers to `network`, so the entry never moves
+  };
+  std::map<std::string, std::unique_ptr<Entry>> entries_;
+};
+
+/// The catalog device `m` was measured on. Throws InvalidInput for a device the catalog lacks
+/// and for one without a peak for `m`'s precision.
+const device::DeviceSpec& measured_device(const NetworkTimeMeasurement& m,
+                                          const device::DeviceCatalog& catalog);
 
 /// Measurements ready to predict: each imported and reduced once (networks shared between
 /// measurements of the same model, bindings and precision), in the order given. A measurement

@@ -278,40 +278,149 @@ std::string render_text(const EvaluationReport& report) {
   return out;
 }
 
-std::string render_text(const PublishedEvaluationReport& report) {
-  const network::TimeEvaluation& e = report.evaluation;
-  std::string out = fmt::format(
-      "nnergy evaluate: the analytical model against published whole-network times in {}\n",
-      report.published.string());
-  out += fmt::format(
-      "  {} records read ({} rejected by the reader); grades {}; {} whole-network times "
-      "predicted, {} could not be, {} records skipped\n",
-      report.records_read, report.rejected, join_with_commas(report.grades), e.evaluated.size(),
-      e.failures.size(), report.skipped.size());
-  if (report.calibration) {
-    out += fmt::format(
+bool PublishedEvaluationReport::in_sample() const {
+  return records_in_corpus && records_accepted > 0 && *records_in_corpus == records_accepted;
+}
+
+namespace {
+
+// The measured and predicted average powers (W) of `e`.
+std::vector<learn::ScoredFigure> power_figures(const learn::PowerEvaluation& e) {
+  std::vector<learn::ScoredFigure> out;
+  for (const learn::EvaluatedPower& p : e.powers) {
+    out.push_back({&p.measurement.run, p.measurement.measured_w, p.predicted_w});
+  }
+  return out;
+}
+
+// The measured and predicted energies per iteration (J) of `e`.
+std::vector<learn::ScoredFigure> energy_figures(const learn::PowerEvaluation& e) {
+  std::vector<learn::ScoredFigure> out;
+  for (const learn::EvaluatedEnergy& x : e.energies) {
+    out.push_back({&x.measurement.run, x.measurement.measured_j, x.predicted_j});
+  }
+  return out;
+}
+
+// Where the model's parameters come from, and whether the file's figures are in-sample.
+std::string provenance_text(const PublishedEvaluationReport& report) {
+  const double launch_us = report.host_launch_s * 1e6;
+  if (!report.calibration) {
+    return fmt::format(
+        "  no parameter of the model was fitted on these measurements: every figure is "
+        "out-of-sample (host launch cost {:.1f} µs per kernel)\n",
+        launch_us);
+  }
+  const device::CalibratedParameters& c = *report.calibration;
+  std::string out;
+  if (report.in_sample()) {
+    out = fmt::format(
         "  the model's efficiencies were fitted by `nnergy calibrate` on {} whole-network times of "
         "{}: on that corpus these figures are in-sample (`nnergy calibrate --dry-run` gives the "
         "leave-one-GPU-out ones); host launch cost {:.1f} µs per kernel\n",
-        report.calibration->records, report.calibration->corpus, report.host_launch_s * 1e6);
+        c.records, c.corpus, launch_us);
+  } else if (!report.records_in_corpus) {
+    out = fmt::format(
+        "  the model's efficiencies were fitted by `nnergy calibrate` on {} whole-network times of "
+        "{}, which cannot be read: whether these measurements were used in calibration is "
+        "unknown; host launch cost {:.1f} µs per kernel\n",
+        c.records, c.corpus, launch_us);
+  } else if (*report.records_in_corpus == 0) {
+    out = fmt::format(
+        "  the model's efficiencies were fitted by `nnergy calibrate` on {} whole-network times of "
+        "{}; none of this file's measurements were used in calibration: every figure is "
+        "out-of-sample; host launch cost {:.1f} µs per kernel\n",
+        c.records, c.corpus, launch_us);
   } else {
-    out += fmt::format(
-        "  no parameter of the model was fitted on these measurements: every figure is "
-        "out-of-sample (host launch cost {:.1f} µs per kernel)\n",
-        report.host_launch_s * 1e6);
+    out = fmt::format(
+        "  the model's efficiencies were fitted by `nnergy calibrate` on {} whole-network times of "
+        "{}; {} of this file's {} records are in that corpus (in-sample), the others were not "
+        "used in calibration; host launch cost {:.1f} µs per kernel\n",
+        c.records, c.corpus, *report.records_in_corpus, report.records_accepted, launch_us);
   }
+  if (c.power && (!report.power.powers.empty() || !report.power.energies.empty())) {
+    out += fmt::format(
+        "  power model: archline + operand power κ = {:.2f} of the memory power, fitted on {} "
+        "average powers ({}) of the corpus\n",
+        c.power->operand_share, c.power->records, join_with_commas(c.power->devices));
+  }
+  for (const TransferredDevice& d : report.transferred_devices) {
+    out += fmt::format("  {} has no measurement in the corpus: its time model was {}", d.id,
+                       d.provenance.empty() ? std::string("not calibrated") : d.provenance);
+    if (d.relative_time_std > 0) {
+      out += fmt::format("; whole-network times ±{:.0f} % (1σ, leave-one-GPU-out)",
+                         100 * d.relative_time_std);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+// The accuracy tables of one quantity, one per grouping.
+std::string accuracy_tables(const std::vector<learn::ScoredFigure>& figures) {
+  std::string out;
+  for (const auto& [name, key] : run_groupings()) {
+    out += "\n" + accuracy_table(name, learn::figure_accuracy(figures, key));
+  }
+  return out;
+}
+
+nlohmann::ordered_json accuracy_jsons(const std::vector<learn::ScoredFigure>& figures,
+                                      nlohmann::ordered_json j) {
+  for (const auto& [name, key] : run_groupings()) {
+    j["by_" + name] = accuracy_json(learn::figure_accuracy(figures, key));
+  }
+  return j;
+}
+
+}  // namespace
+
+std::string render_text(const PublishedEvaluationReport& report) {
+  const network::TimeEvaluation& e = report.evaluation;
+  const learn::PowerEvaluation& p = report.power;
+  std::string out = fmt::format(
+      "nnergy evaluate: the analytical model against published whole-network times, average "
+      "powers and energies in {}\n",
+      report.published.string());
+  out += fmt::format(
+      "  {} records read ({} rejected by the reader); grades {}; {} whole-network times, {} "
+      "average powers and {} energies per iteration predicted, {} could not be, {} records "
+      "skipped\n",
+      report.records_read, report.rejected, join_with_commas(report.grades), e.evaluated.size(),
+      p.powers.size(), p.energies.size(), e.failures.size() + p.failures.size(),
+      report.skipped.size());
+  out += provenance_text(report);
+  out += fmt::format("\nWhole-network time per iteration ({} records):\n", e.evaluated.size());
   for (const auto& [name, key] : time_groupings()) {
     out += "\n" + accuracy_table(name, learn::time_accuracy(e.evaluated, key));
   }
+  out += fmt::format(
+      "\nAverage power over the iteration, board power in W ({} records; predicted at the boost "
+      "clock):\n",
+      p.powers.size());
+  out += accuracy_tables(power_figures(p));
+  out += fmt::format(
+      "\nEnergy per iteration, board energy in J ({} records; predicted time × average "
+      "power):\n",
+      p.energies.size());
+  out += accuracy_tables(energy_figures(p));
   std::map<std::string, std::size_t> skip_reasons;
   for (const auto& [id, why] : report.skipped) ++skip_reasons[why];
   out += "\nSkipped records, by reason:\n";
   for (const auto& [why, n] : skip_reasons) out += fmt::format("  {:4} {}\n", n, why);
-  if (!e.failures.empty()) {
+  if (skip_reasons.empty()) out += "  none\n";
+  if (!e.failures.empty() || !p.failures.empty()) {
     std::map<std::string, std::size_t> failure_reasons;
     for (const auto& [m, why] : e.failures) ++failure_reasons[why];
+    for (const auto& [id, why] : p.failures) ++failure_reasons[why];
     out += "Records that could not be predicted, by reason:\n";
     for (const auto& [why, n] : failure_reasons) out += fmt::format("  {:4} {}\n", n, why);
+  }
+  if (!report.rejected_records.empty()) {
+    out += "Records the reader rejected:\n";
+    for (const auto& [name, why] : report.rejected_records) {
+      out += fmt::format("  {}: {}\n", name, why);
+    }
   }
   if (!report.scatter_csv.empty()) {
     out +=
@@ -322,12 +431,36 @@ std::string render_text(const PublishedEvaluationReport& report) {
 
 nlohmann::ordered_json to_json(const PublishedEvaluationReport& report) {
   const network::TimeEvaluation& e = report.evaluation;
+  const learn::PowerEvaluation& p = report.power;
   nlohmann::ordered_json j;
   j["context"] = report.context.to_json();
   j["records_read"] = report.records_read;
   j["rejected"] = report.rejected;
+  nlohmann::ordered_json rejected = nlohmann::ordered_json::array();
+  for (const auto& [name, why] : report.rejected_records) {
+    rejected.push_back({{"id", name}, {"reason", why}});
+  }
+  j["rejected_records"] = rejected;
   j["measurements"] = report.measurements;
   j["evaluated"] = e.evaluated.size();
+  nlohmann::ordered_json calibration = nullptr;
+  if (report.calibration) {
+    nlohmann::ordered_json transferred = nlohmann::ordered_json::array();
+    for (const TransferredDevice& d : report.transferred_devices) {
+      transferred.push_back({{"id", d.id},
+                             {"provenance", d.provenance},
+                             {"relative_time_std", d.relative_time_std},
+                             {"power_provenance", d.power_provenance}});
+    }
+    calibration = {{"corpus", report.calibration->corpus},
+                   {"records_accepted", report.records_accepted},
+                   {"records_in_corpus", report.records_in_corpus
+                                             ? nlohmann::ordered_json(*report.records_in_corpus)
+                                             : nlohmann::ordered_json(nullptr)},
+                   {"in_sample", report.in_sample()},
+                   {"transferred_devices", transferred}};
+  }
+  j["calibration"] = calibration;
   std::map<std::string, std::size_t> skip_reasons;
   for (const auto& [id, why] : report.skipped) ++skip_reasons[why];
   nlohmann::ordered_json skipped = nlohmann::ordered_json::object();
@@ -335,6 +468,7 @@ nlohmann::ordered_json to_json(const PublishedEvaluationReport& report) {
   j["skipped"] = skipped;
   nlohmann::ordered_json failures = nlohmann::ordered_json::array();
   for (const auto& [m, why] : e.failures) failures.push_back({{"id", m.id}, {"reason", why}});
+  for (const auto& [id, why] : p.failures) failures.push_back({{"id", id}, {"reason", why}});
   j["failures"] = failures;
   for (const auto& [name, key] : time_groupings())
     j["by_" + name] = accuracy_json(learn::time_accuracy(e.evaluated, key));
@@ -347,17 +481,61 @@ nlohmann::ordered_json to_json(const PublishedEvaluationReport& report) {
                     {"predicted_s", t.predicted_s}});
   }
   j["records"] = rows;
+  nlohmann::ordered_json power_rows = nlohmann::ordered_json::array();
+  for (const learn::EvaluatedPower& x : p.powers) {
+    const network::NetworkTimeMeasurement& m = x.measurement.run;
+    power_rows.push_back({{"id", m.id},
+                          {"network", m.network},
+                          {"device", m.device_id},
+                          {"measured_w", x.measurement.measured_w},
+                          {"predicted_w", x.predicted_w},
+                          {"archline_w", x.archline_w},
+                          {"predicted_time_s", x.predicted_time_s}});
+  }
+  j["power"] = accuracy_jsons(power_figures(p), {{"measurements", report.power_measurements},
+                                                 {"evaluated", p.powers.size()}});
+  j["power"]["records"] = power_rows;
+  nlohmann::ordered_json energy_rows = nlohmann::ordered_json::array();
+  for (const learn::EvaluatedEnergy& x : p.energies) {
+    const network::NetworkTimeMeasurement& m = x.measurement.run;
+    energy_rows.push_back({{"id", m.id},
+                           {"network", m.network},
+                           {"device", m.device_id},
+                           {"measured_j", x.measurement.measured_j},
+                           {"predicted_j", x.predicted_j},
+                           {"predicted_time_s", x.predicted_time_s},
+                           {"predicted_w", x.predicted_w}});
+  }
+  j["energy"] = accuracy_jsons(energy_figures(p), {{"measurements", report.energy_measurements},
+                                                   {"evaluated", p.energies.size()}});
+  j["energy"]["records"] = energy_rows;
   return j;
 }
 
 std::string scatter_csv(const PublishedEvaluationReport& report) {
-  std::string out = "id,network,device,precision,mode,part,batch,measured_s,predicted_s\n";
-  for (const network::EvaluatedTime& t : report.evaluation.evaluated) {
-    const network::NetworkTimeMeasurement& m = t.measurement;
-    out += fmt::format("{},{},{},{},{},{},{},{},{}\n", csv::field(m.id), csv::field(m.network),
+  std::string out =
+      "id,network,device,precision,mode,part,batch,measured_s,predicted_s,measured_w,"
+      "predicted_w,measured_j,predicted_j\n";
+  // The columns every row shares, then the measured and predicted pair in the quantity's place.
+  auto row = [&out](const network::NetworkTimeMeasurement& m, std::size_t column, double measured,
+                    double predicted) {
+    out += fmt::format("{},{},{},{},{},{},{}", csv::field(m.id), csv::field(m.network),
                        csv::field(m.device_id), device::to_string(m.precision),
                        predict::to_string(m.mode), network::to_string(m.part),
-                       m.bindings.batch.value_or(0), m.measured_s, t.predicted_s);
+                       m.bindings.batch.value_or(0));
+    for (std::size_t c = 0; c < 3; ++c) {
+      out += c == column ? fmt::format(",{},{}", measured, predicted) : std::string(",,");
+    }
+    out += "\n";
+  };
+  for (const network::EvaluatedTime& t : report.evaluation.evaluated) {
+    row(t.measurement, 0, t.measurement.measured_s, t.predicted_s);
+  }
+  for (const learn::EvaluatedPower& x : report.power.powers) {
+    row(x.measurement.run, 1, x.measurement.measured_w, x.predicted_w);
+  }
+  for (const learn::EvaluatedEnergy& x : report.power.energies) {
+    row(x.measurement.run, 2, x.measurement.measured_j, x.predicted_j);
   }
   return out;
 }

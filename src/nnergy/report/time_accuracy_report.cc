@@ -8,21 +8,31 @@
 
 namespace nnergy::report {
 
-const std::vector<std::pair<std::string, TimeKey>>& time_groupings() {
-  static const std::vector<std::pair<std::string, TimeKey>> groupings = {
-      {"device", [](const auto& t) { return t.measurement.device_id; }},
-      {"precision",
-       [](const auto& t) { return std::string(device::to_string(t.measurement.precision)); }},
+const std::vector<std::pair<std::string, RunKey>>& run_groupings() {
+  static const std::vector<std::pair<std::string, RunKey>> groupings = {
+      {"device", [](const auto& m) { return m.device_id; }},
+      {"precision", [](const auto& m) { return std::string(device::to_string(m.precision)); }},
       {"mode",
-       [](const auto& t) {
-         std::string m(predict::to_string(t.measurement.mode));
-         if (t.measurement.part == network::TimedPart::kForward) m += " (forward)";
-         if (t.measurement.part == network::TimedPart::kBackward) m += " (backward)";
-         return m;
+       [](const auto& m) {
+         std::string mode(predict::to_string(m.mode));
+         if (m.part == network::TimedPart::kForward) mode += " (forward)";
+         if (m.part == network::TimedPart::kBackward) mode += " (backward)";
+         return mode;
        }},
-      {"grade", [](const auto& t) { return t.measurement.grade; }},
-      {"source", [](const auto& t) { return learn::source_key(t.measurement.source); }},
+      {"grade", [](const auto& m) { return m.grade; }},
+      {"source", [](const auto& m) { return learn::source_key(m.source); }},
   };
+  return groupings;
+}
+
+const std::vector<std::pair<std::string, TimeKey>>& time_groupings() {
+  static const std::vector<std::pair<std::string, TimeKey>> groupings = [] {
+    std::vector<std::pair<std::string, TimeKey>> out;
+    for (const auto& [name, key] : run_groupings()) {
+      out.emplace_back(name, [key](const network::EvaluatedTime& t) { return key(t.measurement); });
+    }
+    return out;
+  }();
   return groupings;
 }
 

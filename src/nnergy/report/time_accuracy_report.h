@@ -14,7 +14,12 @@
 
 namespace nnergy::report {
 
-/// Grouping keys of evaluated times: device, precision, mode, grade and source.
+/// Grouping keys of measured runs (of times, powers and energies alike): device, precision,
+/// mode, grade and source.
+using RunKey = std::function<std::string(const network::NetworkTimeMeasurement&)>;
+const std::vector<std::pair<std::string, RunKey>>& run_groupings();
+
+/// The same keys of evaluated times (of their measurements).
 using TimeKey = std::function<std::string(const network::EvaluatedTime&)>;
 const std::vector<std::pair<std::string, TimeKey>>& time_groupings();
 /// The key of time_groupings() named `name`.
