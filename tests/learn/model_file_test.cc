@@ -121,6 +121,32 @@ TEST_F(ModelFileTest, PowerModelWhenTheDatasetHasPower) {
   }
 }
 
+// Each target's model is fitted with its own "target" setting: the analytical (and hybrid)
+// regressor then reads the analytical power column for the power model, not the time column
+// (which gave every op a power of about 0 W).
+TEST_F(ModelFileTest, PowerModelOfTheAnalyticalRegressorReadsTheAnalyticalPower) {
+  testing::SyntheticDataset spec;
+  spec.networks = testing::two_chains();
+  spec.power_w = [](const dataset::OpRecord&, const std::string&) {
+    return std::optional<double>(50.0);
+  };
+  testing::write_dataset(file("p.sqlite"), spec);
+  const TrainingTable table = build_training_table(file("p.sqlite"), testing::test_catalog(), {});
+  TrainSettings settings = settings_;
+  settings.predictor = "analytical";
+  settings.extra = nlohmann::json::object();
+  const ModelFile model = ModelFile::train(table, registry_, settings);
+  ASSERT_NE(model.power(), nullptr);
+  const auto power = model.power()->regressor->predict(table.features);
+  const auto time = model.time().regressor->predict(table.features);
+  const std::size_t power_column = table.features.column("analytical_power_w");
+  const std::size_t time_column = table.features.column("analytical_time_s");
+  for (std::size_t i = 0; i < power.size(); ++i) {
+    EXPECT_DOUBLE_EQ(power[i].value, table.features.row(i)[power_column]);
+    EXPECT_DOUBLE_EQ(time[i].value, table.features.row(i)[time_column]);
+  }
+}
+
 TEST_F(ModelFileTest, SchemaMismatchIsAClearError) {
   const ModelFile model = ModelFile::train(table_, registry_, settings_);
   const std::string message = load_error(model, [](nlohmann::json& j) {

@@ -14,6 +14,7 @@
 #include "nnergy/core/csv.h"
 #include "nnergy/core/error.h"
 #include "nnergy/core/statistics.h"
+#include "nnergy/learn/regressor_settings.h"
 
 namespace nnergy::learn {
 
@@ -85,7 +86,7 @@ Fitted fit_rows(const TrainingTable& table, const predict::RegressorRegistry& re
   predict::FitOptions options;
   options.seed = settings.seed;
   options.threads = settings.threads;
-  options.extra = settings.extra;
+  options.extra = settings_for_target(settings.extra, to_string(target));
   const auto start = std::chrono::steady_clock::now();
   try {
     f.regressor->fit(table.features.select(rows), table.values(target, rows), options);

@@ -15,6 +15,7 @@
 #include "nnergy/core/version.h"
 #include "nnergy/dataset/dataset_time.h"
 #include "nnergy/learn/fit_metrics.h"
+#include "nnergy/learn/regressor_settings.h"
 
 namespace nnergy::learn {
 
@@ -53,7 +54,7 @@ TargetModel fit_target(const TrainingTable& table, const predict::RegressorRegis
   predict::FitOptions options;
   options.seed = settings.seed;
   options.threads = settings.threads;
-  options.extra = settings.extra;
+  options.extra = settings_for_target(settings.extra, to_string(target));
   model.regressor->fit(x, y, options);
   model.feature_names = x.names;
   model.metrics = training_set_metrics(table, indices, target, model.regressor->predict(x));

@@ -31,4 +31,10 @@ nlohmann::json parse_regressor_settings(const std::vector<std::string>& items,
   return settings;
 }
 
+nlohmann::json settings_for_target(const nlohmann::json& settings, const std::string& target) {
+  nlohmann::json out = settings.is_object() ? settings : nlohmann::json::object();
+  out["target"] = target;
+  return out;
+}
+
 }  // namespace nnergy::learn

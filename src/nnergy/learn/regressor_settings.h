@@ -15,4 +15,10 @@ namespace nnergy::learn {
 nlohmann::json parse_regressor_settings(const std::vector<std::string>& items,
                                         const std::string& flag);
 
+/// The FitOptions::extra of the model of `target` ("time_s" or "power_w"): `settings` (an object
+/// or null) with "target" set to `target`. Every regressor reads it; the analytical and hybrid
+/// ones choose their analytical column by it, so without it a power model would be fitted on the
+/// analytical time. A "target" among `settings` is replaced: each model has its own.
+nlohmann::json settings_for_target(const nlohmann::json& settings, const std::string& target);
+
 }  // namespace nnergy::learn
