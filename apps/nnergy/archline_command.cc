@@ -13,6 +13,7 @@
 #include "command.h"
 #include "nnergy/api/archline.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_text.h"
 #include "nnergy/core/text.h"
 #include "nnergy/measure/cuda_device_mapping.h"
 #include "nnergy/report/archline_report.h"
@@ -56,7 +57,7 @@ std::optional<std::string> given(const std::string& text) {
   return text.empty() ? std::nullopt : std::optional<std::string>(text);
 }
 
-std::string json_text(const nlohmann::ordered_json& j) { return j.dump(2) + "\n"; }
+std::string json_text(const nlohmann::ordered_json& j) { return core::json_text(j); }
 
 CommandResult run_show(const ArchlineOptions& o, const std::string& command_line) {
   const report::ArchlineShowReport r =

@@ -6,6 +6,7 @@
 
 #include "command.h"
 #include "nnergy/api/calibrate.h"
+#include "nnergy/core/json_text.h"
 #include "nnergy/learn/time_calibration.h"
 #include "nnergy/report/calibration_report.h"
 
@@ -34,7 +35,7 @@ std::string run_calibrate(const CalibrateOptions& o, const std::string& command_
   r.threads = o.threads;
   r.fit = o.fit;
   const report::CalibrationReport report = api::calibrate(r);
-  return o.json ? report::to_json(report).dump(2) + "\n" : report::render_text(report);
+  return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "command.h"
 #include "nnergy/api/dataset.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_text.h"
 #include "nnergy/report/dataset_report.h"
 
 namespace nnergy::cli {
@@ -44,7 +45,7 @@ std::string run_import(const ImportOptions& o, const std::string& command_line) 
   r.file = o.file;
   r.db = o.db;
   const report::DatasetImportReport report = api::import_published(r);
-  return o.json ? report::to_json(report).dump(2) + "\n" : report::render_text(report);
+  return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
 }
 
 std::string run_merge(const MergeOptions& o) {
@@ -73,7 +74,7 @@ std::string run_validate(const ValidateOptions& o, const std::string& command_li
   r.command_line = command_line;
   r.db = o.db;
   const report::DatasetValidationReport report = api::validate_dataset(r);
-  return o.json ? report::to_json(report).dump(2) + "\n" : report::render_text(report);
+  return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
 }
 
 }  // namespace

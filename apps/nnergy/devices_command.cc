@@ -4,6 +4,7 @@
 
 #include "command.h"
 #include "nnergy/api/devices.h"
+#include "nnergy/core/json_text.h"
 #include "nnergy/report/devices_report.h"
 
 namespace nnergy::cli {
@@ -20,7 +21,7 @@ struct DevicesOptions {
 std::string run_devices(const DevicesOptions& o, const std::string& command_line) {
   if (o.detect) {
     const report::PowerSourcesReport found = api::detect_power_sources();
-    return o.json ? report::to_json(found).dump(2) + "\n" : report::render_text(found);
+    return o.json ? core::json_text(report::to_json(found)) : report::render_text(found);
   }
   api::DevicesRequest r;
   r.names = SettingNames::kFlag;
@@ -28,7 +29,7 @@ std::string run_devices(const DevicesOptions& o, const std::string& command_line
   r.device = o.id;
   r.devices_file = o.devices_file;
   const report::DevicesReport report = api::devices(r);
-  return o.json ? report::to_json(report).dump(2) + "\n" : report::render_text(report);
+  return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
 }
 
 }  // namespace

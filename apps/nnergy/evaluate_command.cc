@@ -10,6 +10,7 @@
 #include "command.h"
 #include "nnergy/api/evaluate.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_text.h"
 #include "nnergy/core/text.h"
 #include "nnergy/learn/regressor_settings.h"
 #include "nnergy/report/evaluation_report.h"
@@ -61,7 +62,7 @@ std::string run_published(const EvaluateOptions& o, const std::string& command_l
   r.progress = progress->callback();
   const report::PublishedEvaluationReport report = api::evaluate_published(r);
   progress->finish();
-  return o.json ? report::to_json(report).dump(2) + "\n" : report::render_text(report);
+  return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
 }
 
 std::string run_evaluate(const EvaluateOptions& o, const std::string& command_line) {

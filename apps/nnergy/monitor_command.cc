@@ -8,6 +8,7 @@
 #include "command.h"
 #include "nnergy/api/monitor.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_text.h"
 #include "nnergy/report/monitor_report.h"
 
 namespace nnergy::cli {
@@ -41,7 +42,7 @@ CommandResult run_monitor(const MonitorOptions& o, const std::string& command_li
   const report::MonitorReport report = api::monitor(request);
   // Like perf stat, the report goes to stderr so the command's own stdout stays clean.
   const std::string text =
-      o.json ? report::to_json(report).dump(2) + "\n" : report::render_text(report);
+      o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
   std::fwrite(text.data(), 1, text.size(), stderr);
   return CommandResult{"", report.exit_code};
 }

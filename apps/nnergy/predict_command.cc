@@ -11,6 +11,7 @@
 #include "command.h"
 #include "nnergy/api/predict.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_text.h"
 #include "nnergy/device/precision.h"
 #include "nnergy/graph/whitelist.h"
 #include "nnergy/report/prediction_report.h"
@@ -101,7 +102,7 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
       request.predictor_file.empty() ? predict::RegressorRegistry() : available_regressors();
   request.regressors = &regressors;
   const report::PredictionReport report = api::predict(request);
-  if (o.json) return report::to_json(report).dump(2) + "\n";
+  if (o.json) return core::json_text(report::to_json(report));
   if (o.csv) return report::render_csv(report);
   return report::render_text(report, {o.top, o.order == "energy"});
 }

@@ -3,6 +3,7 @@
 
 #include "command.h"
 #include "nnergy/api/zoo.h"
+#include "nnergy/core/json_text.h"
 #include "nnergy/report/zoo_report.h"
 
 namespace nnergy::cli {
@@ -16,7 +17,7 @@ void add_zoo_command(CLI::App& app, CommandRun* selected) {
     *selected = [json] {
       const report::ZooReport report = api::zoo();
       return CommandResult{
-          *json ? report::to_json(report).dump(2) + "\n" : report::render_text(report), 0};
+          *json ? core::json_text(report::to_json(report)) : report::render_text(report), 0};
     };
   });
 }

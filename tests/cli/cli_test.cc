@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -748,6 +749,25 @@ fs::path fresh_dir(const std::string& name) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
+}
+
+// ONNX names need not be valid UTF-8 (protobuf does not check proto2 strings). The JSON report
+// writes an invalid byte as U+FFFD instead of failing with the JSON library's message.
+TEST(PredictJson, NamesThatAreNotUtf8AreWrittenWithTheReplacementCharacter) {
+  std::ifstream in(kDataDir / "zoo" / "resnet18.onnx", std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The first node's name field: tag 0x1a, length 11, "/conv1/Conv"; its 'c' becomes 0xFF.
+  const std::string field = std::string("\x1a\x0b") + "/conv1/Conv";
+  const std::size_t at = bytes.find(field);
+  ASSERT_NE(at, std::string::npos);
+  bytes[at + 3] = static_cast<char>(0xFF);
+  const fs::path model = fresh_dir("utf8") / "resnet18_bad_name.onnx";
+  std::ofstream(model, std::ios::binary) << bytes;
+  const RunResult r = run_nnergy({"predict", model.string(), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  const json j = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_NE(r.out.find("/\xEF\xBF\xBDonv1/Conv"), std::string::npos);
 }
 
 // AlexNet's three max-pooling layers in both modes: six short measurements.

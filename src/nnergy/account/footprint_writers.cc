@@ -8,6 +8,7 @@
 
 #include "nnergy/core/csv.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_text.h"
 
 namespace nnergy::account {
 namespace {
@@ -161,7 +162,7 @@ std::string perfetto_trace(const AccountRun& run, const Accounting& accounting,
   nlohmann::ordered_json other = context.to_json();
   other["base_epoch_s"] = run.base_epoch_s;
   trace["otherData"] = std::move(other);
-  return trace.dump() + "\n";
+  return core::json_text(trace, -1);
 }
 
 nlohmann::ordered_json accounting_json(const AccountRun& run, const Accounting& accounting,

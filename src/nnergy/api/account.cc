@@ -10,6 +10,7 @@
 #include "nnergy/account/trace_reader.h"
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_text.h"
 
 namespace nnergy::api {
 
@@ -130,9 +131,8 @@ void write_files(const AccountRequest& r, const report::AccountingReport& report
   };
   if (!r.json_file.empty()) {
     add(r.json_file,
-        account::accounting_json(a.run, a.accounting, a.tef, a.stef, report.rules, report.context)
-                .dump(2) +
-            "\n",
+        core::json_text(account::accounting_json(a.run, a.accounting, a.tef, a.stef, report.rules,
+                                                 report.context)),
         "json");
   }
   if (!r.csv_file.empty()) {
