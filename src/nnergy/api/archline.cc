@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nnergy/archline/archline_plot.h"
@@ -47,18 +48,28 @@ void require_out(const std::filesystem::path& out, SettingNames names, const cha
         fmt::format("{}: expected the path of the {} to write", setting_name(names, "out"), what));
 }
 
-// The peaks to read fitted parameters against: a catalog device (the request's, else the CSV's
-// catalog_device), else the highest measured rates.
-report::ArchlinePeaks peaks_for(const ArchlineFitRequest& r, const device::DeviceCatalog& catalog,
-                                const archline::ArchlineDataSet& data,
-                                const archline::ArchlineFitResult& fit) {
+// The catalog device the fit reads peaks from (the request's, else the CSV's catalog_device) as
+// the archline model of precision `p`, with its id; empty when none is named or it has no peak
+// for `p`.
+std::optional<std::pair<ArchlineModel, std::string>> catalog_model(
+    const ArchlineFitRequest& r, const device::DeviceCatalog& catalog,
+    const archline::ArchlineDataSet& data, Precision p) {
   const std::string id = r.device.value_or(data.context_value("catalog_device").value_or(""));
-  if (!id.empty()) {
-    const device::DeviceSpec& d = catalog.find(id, setting_name(r.names, "device"));
-    if (d.peak(fit.precision)) {
-      const ArchlineModel m = ArchlineModel::from_device(d, fit.precision);
-      return {m.peak_flop_per_s, m.bandwidth_byte_per_s, "catalog device " + d.id};
-    }
+  if (id.empty()) return std::nullopt;
+  const device::DeviceSpec& d = catalog.find(id, setting_name(r.names, "device"));
+  if (!d.peak(p)) return std::nullopt;
+  return std::make_pair(ArchlineModel::from_device(d, p), d.id);
+}
+
+// The peaks to read fitted parameters against: the catalog device's, else the highest measured
+// rates.
+report::ArchlinePeaks peaks_for(
+    const ArchlineFitRequest& r,
+    const std::optional<std::pair<ArchlineModel, std::string>>& catalog_device,
+    const archline::ArchlineFitResult& fit) {
+  if (catalog_device) {
+    const ArchlineModel& m = catalog_device->first;
+    return {m.peak_flop_per_s, m.bandwidth_byte_per_s, "catalog device " + catalog_device->second};
   }
   if (!(fit.measured_peak_flop_per_s > 0 && fit.measured_bandwidth_byte_per_s > 0)) {
     throw InvalidInput(fmt::format(
@@ -76,17 +87,17 @@ constexpr double kImpossibleRateFactor = 1.5;
 
 // Marks the points of `p` whose flop rate or bandwidth exceeds kImpossibleRateFactor × the
 // catalog device's peak as not admitted, and returns a warning naming them (empty when none).
-std::string exclude_impossible_rates(std::vector<archline::ArchlinePoint>& points, Precision p,
-                                     const std::optional<ArchlineModel>& device_model,
-                                     const std::string& device_id) {
-  if (!device_model) return "";
+std::string exclude_impossible_rates(
+    std::vector<archline::ArchlinePoint>& points, Precision p,
+    const std::optional<std::pair<ArchlineModel, std::string>>& catalog_device) {
+  if (!catalog_device) return "";
+  const ArchlineModel& m = catalog_device->first;
   std::size_t excluded = 0;
   double worst = 0;
   for (archline::ArchlinePoint& pt : points) {
     if (pt.precision != p || !pt.admitted || !(pt.time_s > 0)) continue;
-    const double flop_ratio = pt.flop_count / pt.time_s / device_model->peak_flop_per_s;
-    const double byte_ratio = pt.bytes / pt.time_s / device_model->bandwidth_byte_per_s;
-    const double ratio = std::max(flop_ratio, byte_ratio);
+    const double ratio = std::max(pt.flop_count / pt.time_s / m.peak_flop_per_s,
+                                  pt.bytes / pt.time_s / m.bandwidth_byte_per_s);
     if (ratio > kImpossibleRateFactor) {
       pt.admitted = false;
       ++excluded;
@@ -98,7 +109,7 @@ std::string exclude_impossible_rates(std::vector<archline::ArchlinePoint>& point
       "{}: {} points excluded because their flop rate or bandwidth is above {:g}× the peak of "
       "{} (up to {:.3g}×): their kernel did less work than W and Q count — check its machine "
       "code (cuobjdump -sass)",
-      device::to_string(p), excluded, kImpossibleRateFactor, device_id, worst);
+      device::to_string(p), excluded, kImpossibleRateFactor, catalog_device->second, worst);
 }
 
 // The fits of the request's file, without saving anything.
@@ -116,20 +127,13 @@ report::ArchlineFitReport fit_file(const ArchlineFitRequest& r) {
   const device::DeviceCatalog catalog = load_catalog(r.devices_file);
   const std::vector<Precision> precisions =
       r.precisions.empty() ? archline::precisions_in(report.data.points) : r.precisions;
-  const std::string id =
-      r.device.value_or(report.data.context_value("catalog_device").value_or(""));
   for (Precision p : precisions) {
-    std::optional<ArchlineModel> device_model;
-    if (!id.empty()) {
-      const device::DeviceSpec& d = catalog.find(id, setting_name(r.names, "device"));
-      if (d.peak(p)) device_model = ArchlineModel::from_device(d, p);
-    }
-    const std::string impossible =
-        exclude_impossible_rates(report.data.points, p, device_model, id);
+    const auto catalog_device = catalog_model(r, catalog, report.data, p);
+    const std::string impossible = exclude_impossible_rates(report.data.points, p, catalog_device);
     archline::ArchlineFitResult fit =
         archline::fit_archline(report.data.points, p, report.file, r.confidence);
     if (!impossible.empty()) fit.warnings.insert(fit.warnings.begin(), impossible);
-    report::ArchlinePeaks peaks = peaks_for(r, catalog, report.data, fit);
+    report::ArchlinePeaks peaks = peaks_for(r, catalog_device, fit);
     report.fits.push_back({std::move(fit), std::move(peaks)});
   }
   report.context = RunContext::now(r.command_line);

@@ -182,9 +182,11 @@ report::PublishedEvaluationReport evaluate_published(const PublishedEvaluationRe
   }
   network::TimeEvaluationSettings settings;
   settings.host_launch_s = report.host_launch_s;
-  report.evaluation = network::evaluate_times(figures.times, catalog, settings, time_progress);
+  network::NetworkCache networks;  // a run's time, power and energy records import it once
+  report.evaluation =
+      network::evaluate_times(figures.times, catalog, settings, time_progress, &networks);
   report.power = learn::evaluate_powers(figures.powers, figures.energies, catalog,
-                                        report.host_launch_s, power_progress);
+                                        report.host_launch_s, power_progress, &networks);
   report.published = r.published;
   report.grades = r.grades;
   report.records_read = read.records_read;

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <optional>
 #include <set>
+#include <string>
+#include <tuple>
 
 #include "nnergy/core/error.h"
 #include "nnergy/core/statistics.h"
@@ -95,9 +98,14 @@ network::NetworkTotals predict_run(const network::CostedNetwork& network,
 PowerEvaluation evaluate_powers(const std::vector<PowerMeasurement>& powers,
                                 const std::vector<EnergyMeasurement>& energies,
                                 const device::DeviceCatalog& catalog, double host_launch_s,
-                                const ProgressCallback& progress) {
+                                const ProgressCallback& progress, network::NetworkCache* cache) {
   PowerEvaluation result;
-  network::NetworkCache cache;
+  network::NetworkCache own_cache;
+  network::NetworkCache& networks = cache ? *cache : own_cache;
+  // A run's power and energy records share one prediction (per network, device, mode and κ).
+  std::map<std::tuple<const network::CostedNetwork*, std::string, predict::Mode, bool>,
+           network::NetworkTotals>
+      predicted;
   const std::size_t total = powers.size() + energies.size();
   std::size_t done = 0;
   if (progress) progress(0, total);
@@ -109,14 +117,18 @@ PowerEvaluation evaluate_powers(const std::vector<PowerMeasurement>& powers,
     try {
       if (!(measured > 0)) throw InvalidInput(fmt::format("the measured {} is not positive", what));
       const device::DeviceSpec& device = network::measured_device(run, catalog);
-      const network::CostedNetwork& costed = cache.get(run);
-      double archline_w = 0;
-      if (archline_too) {
-        device::DeviceSpec archline = device;
-        archline.power_activity.operand_share = 0;
-        archline_w = predict_run(costed, run, archline, host_launch_s).power_w;
-      }
-      out.emplace(predict_run(costed, run, device, host_launch_s), archline_w);
+      const network::CostedNetwork& costed = networks.get(run);
+      auto totals = [&](bool archline) -> const network::NetworkTotals& {
+        const auto key = std::make_tuple(&costed, device.id, run.mode, archline);
+        auto it = predicted.find(key);
+        if (it == predicted.end()) {
+          device::DeviceSpec d = device;
+          if (archline) d.power_activity.operand_share = 0;
+          it = predicted.emplace(key, predict_run(costed, run, d, host_launch_s)).first;
+        }
+        return it->second;
+      };
+      out.emplace(totals(false), archline_too ? totals(true).power_w : 0.0);
     } catch (const InvalidInput& e) {
       result.failures.emplace_back(run.id, e.what());
     }

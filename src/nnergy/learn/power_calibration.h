@@ -58,11 +58,13 @@ struct PowerEvaluation {
 /// once per model, bindings and precision). A measurement that cannot be predicted (an unknown
 /// device, no peak for its precision, a model that fails to import, a measured value that is
 /// not positive) is in `failures` with the reason, never dropped silently. `progress`, when
-/// given, is told the measurements done (powers, then energies) of all.
+/// given, is told the measurements done (powers, then energies) of all; `cache` as in
+/// network::prepare_times.
 PowerEvaluation evaluate_powers(const std::vector<PowerMeasurement>& powers,
                                 const std::vector<EnergyMeasurement>& energies,
                                 const device::DeviceCatalog& catalog, double host_launch_s,
-                                const ProgressCallback& progress = {});
+                                const ProgressCallback& progress = {},
+                                network::NetworkCache* cache = nullptr);
 
 /// The fit on every measurement and its leave-one-network-out cross-validation.
 struct PowerCalibration {

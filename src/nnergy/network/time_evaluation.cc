@@ -115,16 +115,17 @@ double TimedNetwork::predict_s(const predict::AnalyticalPredictor& analytical,
 }
 
 PreparedTimes prepare_times(const std::vector<NetworkTimeMeasurement>& measurements,
-                            const device::DeviceCatalog& catalog,
-                            const ProgressCallback& progress) {
+                            const device::DeviceCatalog& catalog, const ProgressCallback& progress,
+                            NetworkCache* cache) {
   PreparedTimes result;
-  NetworkCache cache;
+  NetworkCache own_cache;
+  NetworkCache& networks = cache ? *cache : own_cache;
   if (progress) progress(0, measurements.size());
   for (const NetworkTimeMeasurement& m : measurements) {
     try {
       measured_device(m, catalog);
       if (!(m.measured_s > 0)) throw InvalidInput("the measured time is not positive");
-      result.networks.emplace_back(cache.get(m), m);
+      result.networks.emplace_back(networks.get(m), m);
       result.measurements.push_back(m);
     } catch (const InvalidInput& e) {
       result.failures.emplace_back(m, e.what());
@@ -138,8 +139,8 @@ PreparedTimes prepare_times(const std::vector<NetworkTimeMeasurement>& measureme
 TimeEvaluation evaluate_times(const std::vector<NetworkTimeMeasurement>& measurements,
                               const device::DeviceCatalog& catalog,
                               const TimeEvaluationSettings& settings,
-                              const ProgressCallback& progress) {
-  PreparedTimes prepared = prepare_times(measurements, catalog, progress);
+                              const ProgressCallback& progress, NetworkCache* cache) {
+  PreparedTimes prepared = prepare_times(measurements, catalog, progress, cache);
   TimeEvaluation result;
   result.failures = std::move(prepared.failures);
   for (std::size_t i = 0; i < prepared.measurements.size(); ++i) {

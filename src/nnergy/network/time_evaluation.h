@@ -124,16 +124,18 @@ struct PreparedTimes {
   std::vector<TimedNetwork> networks;  ///< one per measurement
   std::vector<std::pair<NetworkTimeMeasurement, std::string>> failures;
 };
-/// `progress`, when given, is told the measurements prepared of all.
+/// `progress`, when given, is told the measurements prepared of all. `cache`, when given, holds
+/// the imported networks (so that a caller predicting the same runs' powers imports them once);
+/// else the call uses a cache of its own.
 PreparedTimes prepare_times(const std::vector<NetworkTimeMeasurement>& measurements,
                             const device::DeviceCatalog& catalog,
-                            const ProgressCallback& progress = {});
+                            const ProgressCallback& progress = {}, NetworkCache* cache = nullptr);
 
 /// Predicts every measurement with the analytical model of `catalog`'s device (each network
 /// imported once per batch and bindings). A measurement that cannot be predicted (its device
 /// lacks the precision's peak, its model fails to import) is returned in `failures` with the
 /// reason, never dropped silently. `progress`, when given, is told the measurements prepared
-/// (imported and reduced, the slow part) of all.
+/// (imported and reduced, the slow part) of all; `cache` as in prepare_times.
 struct TimeEvaluation {
   std::vector<EvaluatedTime> evaluated;
   std::vector<std::pair<NetworkTimeMeasurement, std::string>> failures;
@@ -141,6 +143,6 @@ struct TimeEvaluation {
 TimeEvaluation evaluate_times(const std::vector<NetworkTimeMeasurement>& measurements,
                               const device::DeviceCatalog& catalog,
                               const TimeEvaluationSettings& settings = {},
-                              const ProgressCallback& progress = {});
+                              const ProgressCallback& progress = {}, NetworkCache* cache = nullptr);
 
 }  // namespace nnergy::network

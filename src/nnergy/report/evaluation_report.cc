@@ -312,32 +312,28 @@ std::string provenance_text(const PublishedEvaluationReport& report) {
         launch_us);
   }
   const device::CalibratedParameters& c = *report.calibration;
-  std::string out;
+  // Whether this file's records are in the corpus the model was fitted on.
+  std::string use;
   if (report.in_sample()) {
-    out = fmt::format(
-        "  the model's efficiencies were fitted by `nnergy calibrate` on {} whole-network times of "
-        "{}: on that corpus these figures are in-sample (`nnergy calibrate --dry-run` gives the "
-        "leave-one-GPU-out ones); host launch cost {:.1f} µs per kernel\n",
-        c.records, c.corpus, launch_us);
+    use =
+        ": on that corpus these figures are in-sample (`nnergy calibrate --dry-run` gives the "
+        "leave-one-GPU-out ones)";
   } else if (!report.records_in_corpus) {
-    out = fmt::format(
-        "  the model's efficiencies were fitted by `nnergy calibrate` on {} whole-network times of "
-        "{}, which cannot be read: whether these measurements were used in calibration is "
-        "unknown; host launch cost {:.1f} µs per kernel\n",
-        c.records, c.corpus, launch_us);
+    use = ", which cannot be read: whether these measurements were used in calibration is unknown";
   } else if (*report.records_in_corpus == 0) {
-    out = fmt::format(
-        "  the model's efficiencies were fitted by `nnergy calibrate` on {} whole-network times of "
-        "{}; none of this file's measurements were used in calibration: every figure is "
-        "out-of-sample; host launch cost {:.1f} µs per kernel\n",
-        c.records, c.corpus, launch_us);
+    use =
+        "; none of this file's measurements were used in calibration: every figure is "
+        "out-of-sample";
   } else {
-    out = fmt::format(
-        "  the model's efficiencies were fitted by `nnergy calibrate` on {} whole-network times of "
-        "{}; {} of this file's {} records are in that corpus (in-sample), the others were not "
-        "used in calibration; host launch cost {:.1f} µs per kernel\n",
-        c.records, c.corpus, *report.records_in_corpus, report.records_accepted, launch_us);
+    use = fmt::format(
+        "; {} of this file's {} records are in that corpus (in-sample), the others were not used "
+        "in calibration",
+        *report.records_in_corpus, report.records_accepted);
   }
+  std::string out = fmt::format(
+      "  the model's efficiencies were fitted by `nnergy calibrate` on {} whole-network times of "
+      "{}{}; host launch cost {:.1f} µs per kernel\n",
+      c.records, c.corpus, use, launch_us);
   if (c.power && (!report.power.powers.empty() || !report.power.energies.empty())) {
     out += fmt::format(
         "  power model: archline + operand power κ = {:.2f} of the memory power, fitted on {} "
