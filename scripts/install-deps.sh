@@ -6,7 +6,8 @@
 #                                      for the Python package `import nnergy`
 #   scripts/install-deps.sh            also what the tests need (GoogleTest, Google Benchmark, pytest;
 #                                      Debian's Python torch for the live tests of nnergy_torch and of
-#                                      nn.Module predictions)
+#                                      nn.Module predictions; headless Chromium, which opens every
+#                                      kind of HTML report)
 #   scripts/install-deps.sh --tools    also what tools/ needs (torchvision, onnx, sklearn, rsvg-convert;
 #                                      torchvision also for tools/python_package_timing.py)
 set -euo pipefail
@@ -21,9 +22,9 @@ packages=(
 )
 case "${1:-}" in
   --main) ;;
-  "") packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-torch python3-pytest) ;;
+  "") packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-torch python3-pytest chromium) ;;
   --tools)
-    packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-torch python3-pytest)
+    packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-torch python3-pytest chromium)
     packages+=(python3-torchvision python3-onnx python3-sklearn librsvg2-bin)
     ;;
   *) echo "install-deps: unknown option '$1'; expected --main, --tools or nothing" >&2; exit 2 ;;

@@ -30,6 +30,7 @@ struct AccountOptions {
   std::string csv_file;
   std::string folded_file;
   std::string perfetto_file;
+  std::string html_file;
   bool assess = false;
   std::size_t max_factor = 8;
 };
@@ -62,6 +63,7 @@ api::AccountRequest to_request(const AccountOptions& o, const std::string& comma
   r.csv_file = o.csv_file;
   r.folded_file = o.folded_file;
   r.perfetto_file = o.perfetto_file;
+  r.html_file = o.html_file;
   return r;
 }
 
@@ -113,6 +115,9 @@ void add_account_command(CLI::App& app, CommandRun* selected, const std::string&
                       "write folded stacks (integer µJ) for flamegraph.pl / speedscope");
   command->add_option("--perfetto", options->perfetto_file,
                       "write a Chrome/Perfetto trace with energy_j per event and power tracks");
+  command->add_option("--html", options->html_file,
+                      "write a self-contained HTML report: the energy distribution as an icicle "
+                      "chart, the power trace with the events beneath it, the hotspots");
   command->add_flag("--assess", options->assess,
                     "accounting similarity: ASSS (power decimated), ASSW and pairwise (runs)");
   command->add_option("--max-factor", options->max_factor,

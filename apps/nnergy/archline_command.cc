@@ -31,6 +31,7 @@ struct ArchlineOptions {
   // run, synth
   std::string precisions;
   std::string out;
+  std::string html;  // plot: also an HTML report
   // synth, show, fit, plot
   std::string device;
   std::string devices_file;
@@ -113,7 +114,7 @@ CommandResult run_fit(const ArchlineOptions& o, const std::string& command_line)
 }
 
 CommandResult run_plot(const ArchlineOptions& o, const std::string& command_line) {
-  return {report::render_text(api::archline_plot(fit_request(o, command_line), o.out)), 0};
+  return {report::render_text(api::archline_plot(fit_request(o, command_line), o.out, o.html)), 0};
 }
 
 }  // namespace
@@ -167,6 +168,9 @@ void add_archline_command(CLI::App& app, CommandRun* selected, const std::string
   plot->add_option("--precision", o->precisions, "precisions to draw (default: all in the file)");
   plot->add_option("--device", o->device, "catalog device whose peaks the lines use");
   plot->add_option("--devices-file", o->devices_file, "extra device catalog (JSON)");
+  plot->add_option("--html", o->html,
+                   "also write a self-contained HTML report (the chart and the fitted "
+                   "parameters) to this file");
   plot->callback([o, selected, command_line] {
     *selected = [o, command_line] { return run_plot(*o, command_line); };
   });

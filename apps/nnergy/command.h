@@ -1,7 +1,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,6 +42,13 @@ void add_calibrate_command(CLI::App& app, CommandRun* selected, const std::strin
 void add_archline_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 /// `nnergy account`: energy accounting of a recorded run (seed 001).
 void add_account_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
+
+/// `nnergy compare`: one network on several devices.
+void add_compare_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
+
+/// The values of --dim NAME=VALUE (repeatable) by name; throws InvalidInput naming the item
+/// that is not NAME=INTEGER.
+std::map<std::string, std::int64_t> parse_dim_bindings(const std::vector<std::string>& dims);
 
 /// Every regressor of this build: the standard ones, plus the LibTorch ones where built.
 predict::RegressorRegistry available_regressors();

@@ -14,6 +14,7 @@
 #include "nnergy/core/text.h"
 #include "nnergy/learn/regressor_settings.h"
 #include "nnergy/report/evaluation_report.h"
+#include "nnergy/report/html_report.h"
 
 namespace nnergy::cli {
 
@@ -30,6 +31,7 @@ struct EvaluateOptions {
   std::vector<std::string> holdout_networks;
   double test_fraction = 0.2;
   std::string scatter_csv;
+  std::string html;
   std::string features_csv;
   std::optional<std::string> device;
   std::string devices_file;
@@ -62,6 +64,11 @@ std::string run_published(const EvaluateOptions& o, const std::string& command_l
   r.progress = progress->callback();
   const report::PublishedEvaluationReport report = api::evaluate_published(r);
   progress->finish();
+  if (!o.html.empty()) {
+    report::write_html(o.html, report::HtmlKind::kEvaluate,
+                       "nnergy evaluate: " + std::filesystem::path(o.published).filename().string(),
+                       report::to_json(report), "--html");
+  }
   return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
 }
 
@@ -72,6 +79,11 @@ std::string run_evaluate(const EvaluateOptions& o, const std::string& command_li
         "FILE (the analytical model against published measurements)");
   }
   if (!o.published.empty()) return run_published(o, command_line);
+  if (!o.html.empty()) {
+    throw InvalidInput(
+        "--html: the HTML report scores published measurements; use it with "
+        "--published FILE (with --db, --scatter-csv writes the points)");
+  }
   api::EvaluateRequest r;
   r.names = SettingNames::kFlag;
   r.command_line = command_line;
@@ -127,6 +139,10 @@ void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string
   cmd->add_option("--test-fraction", options->test_fraction,
                   "share of the unique ops in the test split")
       ->capture_default_str();
+  cmd->add_option("--html", options->html,
+                  "with --published: also write a self-contained HTML report (predicted vs "
+                  "measured scatter of time, power and energy; errors per GPU, source, precision "
+                  "and mode) to this file");
   cmd->add_option("--scatter-csv", options->scatter_csv,
                   "write predicted vs measured per op and split (CSV) for plots");
   cmd->add_option("--features-csv", options->features_csv,

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   nnergy::cli::CommandRun run;
   nnergy::cli::add_predict_command(app, &run, command_line);
+  nnergy::cli::add_compare_command(app, &run, command_line);
   nnergy::cli::add_zoo_command(app, &run);
   nnergy::cli::add_devices_command(app, &run, command_line);
   nnergy::cli::add_monitor_command(app, &run, command_line, trailing);

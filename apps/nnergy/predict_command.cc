@@ -14,6 +14,7 @@
 #include "nnergy/core/json_text.h"
 #include "nnergy/device/precision.h"
 #include "nnergy/graph/whitelist.h"
+#include "nnergy/report/html_report.h"
 #include "nnergy/report/prediction_report.h"
 
 namespace nnergy::cli {
@@ -43,28 +44,8 @@ struct PredictOptions {
   bool json = false;
   bool csv = false;
   bool ignore_memory = false;
+  std::string html;  ///< also write a self-contained HTML report here
 };
-
-std::map<std::string, std::int64_t> parse_dims(const std::vector<std::string>& dims) {
-  std::map<std::string, std::int64_t> named;
-  for (const std::string& item : dims) {
-    const auto eq = item.find('=');
-    std::size_t used = 0;
-    std::int64_t value = 0;
-    bool ok = eq != std::string::npos && eq > 0 && eq + 1 < item.size();
-    if (ok) {
-      try {
-        value = std::stoll(item.substr(eq + 1), &used);
-      } catch (const std::exception&) {
-        ok = false;
-      }
-      ok = ok && used == item.size() - eq - 1;
-    }
-    if (!ok) throw InvalidInput("--dim " + item + ": expected NAME=VALUE with an integer VALUE");
-    named[item.substr(0, eq)] = value;
-  }
-  return named;
-}
 
 api::PredictRequest to_request(const PredictOptions& o, const std::string& command_line) {
   api::PredictRequest r;
@@ -76,7 +57,7 @@ api::PredictRequest to_request(const PredictOptions& o, const std::string& comma
   r.devices_file = o.devices_file;
   r.mode = predict::parse_mode(o.mode, "--mode");
   r.batch = o.batch;
-  r.dims = parse_dims(o.dims);
+  r.dims = parse_dim_bindings(o.dims);
   r.precision = device::parse_precision(o.precision, "--precision");
   r.clock_mhz = o.clock_mhz;
   r.power_limit_w = o.power_limit_w;
@@ -102,6 +83,12 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
       request.predictor_file.empty() ? predict::RegressorRegistry() : available_regressors();
   request.regressors = &regressors;
   const report::PredictionReport report = api::predict(request);
+  if (!o.html.empty()) {
+    report::write_html(
+        o.html, report::HtmlKind::kPredict,
+        fmt::format("nnergy predict: {} on {}", report.network->name, report.device->id),
+        report::to_json(report), "--html");
+  }
   if (o.json) return core::json_text(report::to_json(report));
   if (o.csv) return report::render_csv(report);
   return report::render_text(report, {o.top, o.order == "energy"});
@@ -162,6 +149,9 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
   cmd->add_option("--alpha", options->alpha, "exponent alpha of the energy-precision ratio");
   cmd->add_flag("--json", options->json, "write JSON instead of text");
   cmd->add_flag("--csv", options->csv, "write CSV (per layer, or per clock with --sweep-clocks)");
+  cmd->add_option("--html", options->html,
+                  "also write a self-contained HTML report (totals, per-layer bar charts, "
+                  "roofline and archline, the clock sweep) to this file");
   cmd->add_flag("--ignore-memory", options->ignore_memory,
                 "predict even when the estimated peak device memory exceeds the device's "
                 "(the estimate is an approximation; activation checkpointing or in-place ops "

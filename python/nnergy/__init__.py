@@ -4,6 +4,7 @@ The library's entry points (the same ones the `nnergy` command runs) as Python c
 results as Python objects and pandas DataFrames:
 
     nnergy.predict(model, example_input=None, device=..., batch=..., mode=..., precision=...)
+    nnergy.compare(model, devices=[...], batches=[...])  which GPU, which clock (DataFrame)
     nnergy.Monitor(sources=...)            measurement windows (with, begin_window/end_window)
     @nnergy.measure                        a function's time and energy per call
     nnergy.session(model, "run1")          record a PyTorch run for nnergy.account
@@ -28,6 +29,7 @@ except ImportError as e:  # the pure-Python sources without the built extension 
 
 from nnergy._core import DeviceError, Error, InternalError, InvalidInput, RuntimeFailure
 from nnergy._predict import ClockSweep, Prediction, predict
+from nnergy._compare import compare
 from nnergy._monitor import Measurement, Monitor, Window, measure
 from nnergy._account import Accounting, Footprint, account, session
 from nnergy._energy_logger import EnergyLogger
@@ -36,5 +38,5 @@ from nnergy._catalog import devices, power_sources, zoo
 __all__ = [
     "Accounting", "ClockSweep", "DeviceError", "EnergyLogger", "Error", "Footprint",
     "InternalError", "InvalidInput", "Measurement", "Monitor", "Prediction", "RuntimeFailure",
-    "Window", "account", "devices", "measure", "power_sources", "predict", "session", "zoo",
+    "Window", "account", "compare", "devices", "measure", "power_sources", "predict", "session", "zoo",
 ]

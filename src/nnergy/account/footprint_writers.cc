@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <numeric>
 
 #include "nnergy/core/csv.h"
 #include "nnergy/core/error.h"
@@ -212,6 +214,72 @@ Footprint read_footprint_json(const std::filesystem::path& path) {
     footprint.push_back(std::move(e));
   }
   return footprint;
+}
+
+nlohmann::ordered_json timeline_json(const AccountRun& run, const Accounting& accounting,
+                                     std::size_t max_points, std::size_t max_events) {
+  nlohmann::ordered_json power = nlohmann::ordered_json::array();
+  for (const PowerTimeline& timeline : run.power) {
+    const std::size_t n = timeline.time_s.size();
+    const std::size_t step =
+        std::max<std::size_t>(1, (n + max_points - 1) / std::max<std::size_t>(max_points, 1));
+    std::vector<double> t;
+    std::vector<double> w;
+    for (std::size_t i = 0; i < n; i += step) {
+      t.push_back(timeline.time_s[i]);
+      w.push_back(timeline.power_w[i]);
+    }
+    std::string sources;
+    for (const std::string& id : timeline.source_ids) sources += (sources.empty() ? "" : "+") + id;
+    power.push_back({{"device", timeline.device}, {"source", sources}, {"t_s", t}, {"power_w", w}});
+  }
+  // Nesting depth per (device, thread): events sorted by start (longer first on ties), a stack
+  // of the enclosing events' ends.
+  constexpr int kMaxDepth = 2;
+  std::vector<std::size_t> order(run.events.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const TraceEvent& x = run.events[a];
+    const TraceEvent& y = run.events[b];
+    if (x.device != y.device) return x.device < y.device;
+    if (x.thread != y.thread) return x.thread < y.thread;
+    if (x.start_s != y.start_s) return x.start_s < y.start_s;
+    return x.duration_s > y.duration_s;
+  });
+  std::vector<std::pair<std::size_t, int>> shown;  // event, depth
+  std::vector<double> open_ends;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const TraceEvent& e = run.events[order[k]];
+    if (k > 0) {
+      const TraceEvent& prev = run.events[order[k - 1]];
+      if (prev.device != e.device || prev.thread != e.thread) open_ends.clear();
+    }
+    while (!open_ends.empty() && open_ends.back() <= e.start_s) open_ends.pop_back();
+    const int depth = static_cast<int>(open_ends.size());
+    open_ends.push_back(e.start_s + e.duration_s);
+    if (depth <= kMaxDepth) shown.emplace_back(order[k], depth);
+  }
+  const std::size_t total = shown.size();
+  if (shown.size() > max_events) {
+    std::nth_element(shown.begin(), shown.begin() + static_cast<std::ptrdiff_t>(max_events),
+                     shown.end(), [&](const auto& a, const auto& b) {
+                       return run.events[a.first].duration_s > run.events[b.first].duration_s;
+                     });
+    shown.resize(max_events);
+  }
+  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+  for (const auto& [index, depth] : shown) {
+    const TraceEvent& e = run.events[index];
+    events.push_back({{"device", e.device},
+                      {"name", e.name},
+                      {"start_s", e.start_s},
+                      {"end_s", e.start_s + e.duration_s},
+                      {"depth", depth},
+                      {"energy_j", accounting.events[index].energy_j}});
+  }
+  return {{"power_trace", std::move(power)},
+          {"timeline", std::move(events)},
+          {"timeline_events_total", total}};
 }
 
 }  // namespace nnergy::account

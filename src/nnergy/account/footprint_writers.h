@@ -49,6 +49,15 @@ nlohmann::ordered_json accounting_json(const AccountRun& run, const Accounting& 
                                        const std::vector<SummarizeRule>& rules,
                                        const RunContext& context);
 
+/// What the HTML report draws beneath the accounting document, bounded so that the file stays
+/// small whatever the trace's size: {"power_trace": [{"device", "source", "t_s", "power_w"}]
+/// (each device's power timeline on the accounting base, s, thinned to at most `max_points`
+/// samples by keeping every k-th), "timeline": [{"device", "name", "start_s", "end_s", "depth",
+/// "energy_j"}] (events nested at most 2 deep on their thread, depth 0 outermost; the
+/// `max_events` longest when there are more), "timeline_events_total" (how many there were)}.
+nlohmann::ordered_json timeline_json(const AccountRun& run, const Accounting& accounting,
+                                     std::size_t max_points, std::size_t max_events);
+
 /// The footprint of an accounting document written by accounting_json: its "stef", or its "tef"
 /// when it has no "stef"; entries with only "name" and "energy_j" (the rest 0). Throws
 /// InvalidInput naming `path` for a file that cannot be read, is not JSON, or lacks the entries.

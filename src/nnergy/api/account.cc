@@ -11,6 +11,7 @@
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/error.h"
 #include "nnergy/core/json_text.h"
+#include "nnergy/report/html_report.h"
 
 namespace nnergy::api {
 
@@ -36,12 +37,17 @@ void check_request(const AccountRequest& r) {
     throw InvalidInput(
         fmt::format("{}: expected >= 2, found {}", name(r, "max_factor"), r.max_factor));
   }
-  const bool wants_files = !r.json_file.empty() || !r.csv_file.empty() || !r.folded_file.empty() ||
-                           !r.perfetto_file.empty();
-  if (wants_files && r.runs.size() > 1) {
-    throw InvalidInput(fmt::format("{}/{}/{}/{}: expected one {}, found {}", name(r, "json"),
-                                   name(r, "csv"), name(r, "folded"), name(r, "perfetto"),
-                                   runs_name(r), r.runs.size()));
+  // The files asked for, named as the front end names them: each is one run's.
+  std::string files;
+  for (const auto& [path, setting] :
+       {std::pair{&r.json_file, "json"}, std::pair{&r.csv_file, "csv"},
+        std::pair{&r.folded_file, "folded"}, std::pair{&r.perfetto_file, "perfetto"},
+        std::pair{&r.html_file, "html"}}) {
+    if (!path->empty()) files += (files.empty() ? "" : "/") + name(r, setting);
+  }
+  if (!files.empty() && r.runs.size() > 1) {
+    throw InvalidInput(
+        fmt::format("{}: expected one {}, found {}", files, runs_name(r), r.runs.size()));
   }
 }
 
@@ -120,6 +126,11 @@ report::AccountedRun account_one(const account::AccountInputs& inputs, const Acc
   return a;
 }
 
+// The HTML report's bounds: a few thousand points draw in well under a second and keep the file
+// small whatever the trace's size.
+constexpr std::size_t kHtmlPowerPoints = 4000;
+constexpr std::size_t kHtmlEvents = 2000;
+
 void write_files(const AccountRequest& r, const report::AccountingReport& report) {
   const report::AccountedRun& a = report.runs.front();
   std::vector<std::string> texts;
@@ -134,6 +145,17 @@ void write_files(const AccountRequest& r, const report::AccountingReport& report
         core::json_text(account::accounting_json(a.run, a.accounting, a.tef, a.stef, report.rules,
                                                  report.context)),
         "json");
+  }
+  if (!r.html_file.empty()) {
+    nlohmann::ordered_json data =
+        account::accounting_json(a.run, a.accounting, a.tef, a.stef, report.rules, report.context);
+    const nlohmann::ordered_json timeline =
+        account::timeline_json(a.run, a.accounting, kHtmlPowerPoints, kHtmlEvents);
+    for (const auto& [key, value] : timeline.items()) data[key] = value;
+    add(r.html_file,
+        report::render_html(report::HtmlKind::kAccount, "nnergy account: " + a.run.label, data,
+                            name(r, "html")),
+        "html");
   }
   if (!r.csv_file.empty()) {
     add(r.csv_file, account::footprint_csv(a.tef, report.context.to_csv_comments()), "csv");

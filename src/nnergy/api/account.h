@@ -44,6 +44,9 @@ struct AccountRequest {
   std::filesystem::path csv_file;
   std::filesystem::path folded_file;
   std::filesystem::path perfetto_file;
+  /// A self-contained HTML report (report/html_report.h): the accounting document with the power
+  /// trace and the events beneath it.
+  std::filesystem::path html_file;
   /// The invocation, for the context block.
   std::string command_line;
   /// How messages name the settings above (flags for the CLI, keywords for Python).

@@ -17,6 +17,7 @@
 #include "nnergy/core/error.h"
 #include "nnergy/core/units.h"
 #include "nnergy/device/device_catalog.h"
+#include "nnergy/report/html_report.h"
 
 namespace nnergy::api {
 
@@ -241,7 +242,8 @@ report::ArchlineFitReport archline_fit(const ArchlineFitRequest& r) {
 }
 
 report::ArchlineFileReport archline_plot(const ArchlineFitRequest& r,
-                                         const std::filesystem::path& out) {
+                                         const std::filesystem::path& out,
+                                         const std::filesystem::path& html) {
   require_out(out, r.names, "SVG");
   const report::ArchlineFitReport f = fit_file(r);
   const std::string name = f.data.context_value("catalog_device").value_or(r.file.stem().string());
@@ -255,8 +257,19 @@ report::ArchlineFileReport archline_plot(const ArchlineFitRequest& r,
     row.points_origin = f.data.points_origin();
     rows.push_back(std::move(row));
   }
-  write_file_atomically(out, archline::render_archline_svg(rows, f.context.to_json().dump()),
-                        setting_name(r.names, "out"));
+  const std::string svg = archline::render_archline_svg(rows, f.context.to_json().dump());
+  if (html.empty()) {
+    write_file_atomically(out, svg, setting_name(r.names, "out"));
+  } else {
+    nlohmann::ordered_json data = report::to_json(f);
+    data["charts"] = nlohmann::ordered_json::array(
+        {{{"title", fmt::format("{}: roofline, archline and powerline", name)}, {"svg", svg}}});
+    const std::string page =
+        report::render_html(report::HtmlKind::kArchline, "nnergy archline: " + name, data,
+                            setting_name(r.names, "html"));
+    write_files_atomically(
+        {{out, svg, setting_name(r.names, "out")}, {html, page, setting_name(r.names, "html")}});
+  }
   return {out, rows.size(), "precision(s) as roofline, archline and powerline"};
 }
 

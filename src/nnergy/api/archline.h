@@ -71,8 +71,10 @@ struct ArchlineFitRequest {
 };
 report::ArchlineFitReport archline_fit(const ArchlineFitRequest& request);
 /// Fits as archline_fit (nothing saved) and draws roofline, archline and powerline with the
-/// points as an SVG at `out`.
+/// points as an SVG at `out`; with `html`, also a self-contained HTML report there (the SVG and
+/// the fitted parameters with their intervals). Both files are written or neither.
 report::ArchlineFileReport archline_plot(const ArchlineFitRequest& request,
-                                         const std::filesystem::path& out);
+                                         const std::filesystem::path& out,
+                                         const std::filesystem::path& html = {});
 
 }  // namespace nnergy::api

@@ -14,6 +14,8 @@ void bind_errors(pybind11::module_& module);
 
 /// predict() and PredictionReport (predict_binding.cc).
 void bind_predict(pybind11::module_& module);
+/// nnergy._core.compare_json (api::compare).
+void bind_compare(pybind11::module_& module);
 
 /// PowerMeter: in-process measurement windows (power_meter_binding.cc).
 void bind_power_meter(pybind11::module_& module);

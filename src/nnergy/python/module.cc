@@ -9,9 +9,10 @@
 #endif
 
 PYBIND11_MODULE(_core, module) {
-  module.doc() = "nnergy's library entry points (predict, account, power meter, catalogs)";
+  module.doc() = "nnergy's library entry points (predict, compare, account, power meter, catalogs)";
   nnergy::python::bind_errors(module);
   nnergy::python::bind_predict(module);
+  nnergy::python::bind_compare(module);
   nnergy::python::bind_power_meter(module);
   nnergy::python::bind_account(module);
   nnergy::python::bind_catalog(module);

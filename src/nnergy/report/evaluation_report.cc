@@ -425,6 +425,24 @@ std::string render_text(const PublishedEvaluationReport& report) {
   return out;
 }
 
+namespace {
+
+// What identifies a published run in the per-record lists: which network, where, how.
+nlohmann::ordered_json run_fields(const network::NetworkTimeMeasurement& m) {
+  return {{"id", m.id},
+          {"network", m.network},
+          {"device", m.device_id},
+          {"precision", device::to_string(m.precision)},
+          {"mode", predict::to_string(m.mode)},
+          {"part", network::to_string(m.part)},
+          {"batch", m.bindings.batch ? nlohmann::ordered_json(*m.bindings.batch)
+                                     : nlohmann::ordered_json(nullptr)},
+          {"source", m.source},
+          {"grade", m.grade}};
+}
+
+}  // namespace
+
 nlohmann::ordered_json to_json(const PublishedEvaluationReport& report) {
   const network::TimeEvaluation& e = report.evaluation;
   const learn::PowerEvaluation& p = report.power;
@@ -470,23 +488,21 @@ nlohmann::ordered_json to_json(const PublishedEvaluationReport& report) {
     j["by_" + name] = accuracy_json(learn::time_accuracy(e.evaluated, key));
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const network::EvaluatedTime& t : e.evaluated) {
-    rows.push_back({{"id", t.measurement.id},
-                    {"network", t.measurement.network},
-                    {"device", t.measurement.device_id},
-                    {"measured_s", t.measurement.measured_s},
-                    {"predicted_s", t.predicted_s}});
+    nlohmann::ordered_json row = run_fields(t.measurement);
+    row["measured_s"] = t.measurement.measured_s;
+    row["predicted_s"] = t.predicted_s;
+    rows.push_back(std::move(row));
   }
   j["records"] = rows;
   nlohmann::ordered_json power_rows = nlohmann::ordered_json::array();
   for (const learn::EvaluatedPower& x : p.powers) {
     const network::NetworkTimeMeasurement& m = x.measurement.run;
-    power_rows.push_back({{"id", m.id},
-                          {"network", m.network},
-                          {"device", m.device_id},
-                          {"measured_w", x.measurement.measured_w},
-                          {"predicted_w", x.predicted_w},
-                          {"archline_w", x.archline_w},
-                          {"predicted_time_s", x.predicted_time_s}});
+    nlohmann::ordered_json row = run_fields(m);
+    row["measured_w"] = x.measurement.measured_w;
+    row["predicted_w"] = x.predicted_w;
+    row["archline_w"] = x.archline_w;
+    row["predicted_time_s"] = x.predicted_time_s;
+    power_rows.push_back(std::move(row));
   }
   j["power"] = accuracy_jsons(power_figures(p), {{"measurements", report.power_measurements},
                                                  {"evaluated", p.powers.size()}});
@@ -494,13 +510,12 @@ nlohmann::ordered_json to_json(const PublishedEvaluationReport& report) {
   nlohmann::ordered_json energy_rows = nlohmann::ordered_json::array();
   for (const learn::EvaluatedEnergy& x : p.energies) {
     const network::NetworkTimeMeasurement& m = x.measurement.run;
-    energy_rows.push_back({{"id", m.id},
-                           {"network", m.network},
-                           {"device", m.device_id},
-                           {"measured_j", x.measurement.measured_j},
-                           {"predicted_j", x.predicted_j},
-                           {"predicted_time_s", x.predicted_time_s},
-                           {"predicted_w", x.predicted_w}});
+    nlohmann::ordered_json row = run_fields(m);
+    row["measured_j"] = x.measurement.measured_j;
+    row["predicted_j"] = x.predicted_j;
+    row["predicted_time_s"] = x.predicted_time_s;
+    row["predicted_w"] = x.predicted_w;
+    energy_rows.push_back(std::move(row));
   }
   j["energy"] = accuracy_jsons(energy_figures(p), {{"measurements", report.energy_measurements},
                                                    {"evaluated", p.energies.size()}});

@@ -407,6 +407,36 @@ std::string sweep_table(const PredictionReport& report) {
   return out;
 }
 
+// The device's roofs and archline parameters at the prediction's clock and precision, for
+// placing the layers on a roofline (intensity flops/bytes, attained flops/time_s) and an
+// archline (flops/energy_j).
+ordered_json roofline_json(const PredictionReport& report) {
+  const device::DeviceSpec& device = *report.device;
+  const predict::OperatingPoint& point = report.prediction.settings.point;
+  const double clock_ratio =
+      device.clock.boost_mhz > 0 ? point.clock_mhz / device.clock.boost_mhz : 1.0;
+  const std::optional<double> peak = device.peak(point.precision);
+  const double efficiency = device.has_matrix_units(point.precision)
+                                ? device.efficiency.tensor.value_or(device.efficiency.compute)
+                                : device.efficiency.compute;
+  const device::ArchlineParameters archline = device.archline_for(point.precision);
+  const auto number_or_null = [](std::optional<double> v) {
+    return v ? ordered_json(*v) : ordered_json(nullptr);
+  };
+  return {
+      {"precision", std::string(device::to_string(point.precision))},
+      {"clock_mhz", point.clock_mhz},
+      {"peak_flop_per_s", number_or_null(peak ? std::optional(*peak * clock_ratio) : std::nullopt)},
+      {"attainable_flop_per_s",
+       number_or_null(peak ? std::optional(*peak * clock_ratio * efficiency) : std::nullopt)},
+      {"bandwidth_bytes_per_s", device.memory_bandwidth_byte_per_s},
+      {"attainable_bytes_per_s", device.memory_bandwidth_byte_per_s * device.efficiency.memory},
+      {"eps_flop_j", archline.eps_flop_j},
+      {"eps_mem_j_per_byte", archline.eps_mem_j_per_byte},
+      {"pi0_w", archline.pi0_w},
+      {"archline_estimated", archline.estimated}};
+}
+
 }  // namespace
 
 std::string render_text(const PredictionReport& report, const TextOptions& options) {
@@ -505,6 +535,7 @@ nlohmann::ordered_json to_json(const PredictionReport& report) {
   j["shape_nodes"] = p.shape_nodes;
   j["unknown_ops"] = p.unknown_ops;
   j["notes"] = notes(report);
+  j["roofline"] = roofline_json(report);
   if (report.sweep) {
     ordered_json points = ordered_json::array();
     for (const auto& pt : report.sweep->points) {

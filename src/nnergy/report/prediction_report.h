@@ -62,7 +62,9 @@ std::string render_text(const PredictionReport& report, const TextOptions& optio
 /// time_std_s, energy_std_j, edp_std_j_s; 0 = unknown; memory_peak_bytes, null when not
 /// estimated), "memory" (the parts of the estimate, bytes; null when not estimated), "layers"
 /// (every layer, energies summing to the total), "unique_operations", "unknown_ops", "notes",
-/// ["clock_sweep" (with the optima's confidence)], ["energy_precision"]}.
+/// "roofline" (the device's peak and attainable flop/s and bytes/s at the prediction's clock and
+/// precision, and its archline ε_flop J/flop, ε_mem J/B, π0 W), ["clock_sweep" (with the
+/// optima's confidence)], ["energy_precision"]}.
 nlohmann::ordered_json to_json(const PredictionReport& report);
 
 /// CSV with the context as leading "# key: value" lines (then "# memory_peak_bytes: N" and

@@ -1,0 +1,79 @@
+"""nnergy.compare: one network on several GPUs, as a DataFrame."""
+
+import json
+import os
+
+from nnergy import _core
+from nnergy._records import dataframe, rename_counts
+
+
+def compare(model, example_input=None, *, devices=None, batch=None, batches=None,
+            mode="inference", precision="fp32", dims=None, host_launch_us=None, optimizer=None,
+            devices_file=None, html=None, opset_version=13):
+    """Predicts `model` on several devices and ranks them (api::compare, `nnergy compare`).
+
+    model          a zoo name, the path of an .onnx file, or a torch.nn.Module with
+                   example_input (exported as nnergy.predict does)
+    devices        device ids or aliases (a list, or a comma-separated string); default: every
+                   GPU of the catalog
+    batch          one batch; batches: several (a batch sweep); default: the file's fixed
+                   batch, else 1 (for a module, the leading dimension of example_input)
+    mode, precision, dims, host_launch_us, optimizer, devices_file: as for nnergy.predict
+    html           also write the self-contained HTML report to this path
+
+    Returns a DataFrame with one row per device, batch and clock ("boost", and the device's own
+    "energy-optimal" clock): clock_mhz, time_s, time_std_s, time_per_sample_s, energy_j,
+    energy_std_j, energy_per_sample_j, energy_per_sample_std_j, power_w, edp_j_s, fits_memory,
+    memory_peak_bytes, host_bound, pareto, rank_time, rank_energy, rank_edp, rank_power, and
+    the device's name, time_model ("calibrated", "transferred", "estimated"), power_model and
+    provenance. Every figure is predicted by the analytical model; df.attrs["notes"] says how,
+    df.attrs["context"] holds the context block. Raises nnergy.InvalidInput for bad arguments.
+    """
+    if batch is not None and batches is not None:
+        raise _core.InvalidInput("batch and batches: choose one")
+    if isinstance(devices, str):
+        devices = [d.strip() for d in devices.split(",")]
+    batch_list = [batch] if batch is not None else list(batches or [])
+    directory = None
+    if isinstance(model, (str, os.PathLike)):
+        if example_input is not None:
+            raise _core.InvalidInput(
+                "example_input: only for a torch.nn.Module, found one with model="
+                f"{os.fspath(model)!r}; leave it out for a zoo name or an .onnx path")
+        path = os.fspath(model)
+        shown = repr(path)
+    else:
+        from nnergy._predict import _is_torch_module
+        if not _is_torch_module(model):
+            raise _core.InvalidInput(
+                "model: expected a zoo name (see nnergy.zoo()), the path of an .onnx file or a "
+                f"torch.nn.Module, found {type(model).__module__}.{type(model).__qualname__}")
+        from nnergy._torch_export import export_module, leading_dimension
+        import tempfile
+        if not batch_list:
+            batch_list = [leading_dimension(example_input)]
+        directory = tempfile.TemporaryDirectory(prefix="nnergy-export-")
+        path = os.path.join(directory.name, type(model).__name__ + ".onnx")
+        export_module(model, example_input, path, training=_core.mode_name(mode) == "training",
+                      opset_version=opset_version)
+        shown = f"<{type(model).__name__} module>"
+    try:
+        document = json.loads(_core.compare_json(
+            path, devices=list(devices or []), batches=[int(b) for b in batch_list], mode=mode,
+            precision=precision, dims=dict(dims or {}), host_launch_us=host_launch_us,
+            optimizer=optimizer, devices_file=os.fspath(devices_file or ""),
+            html=os.fspath(html or ""), command_line=f"nnergy.compare({shown})"))
+    finally:
+        if directory is not None:
+            directory.cleanup()
+    by_id = {d["id"]: d for d in document["devices"]}
+    rows = []
+    for row in document["rows"]:
+        d = by_id[row["device"]]
+        rows.append(dict(rename_counts(row), name=d["name"], time_model=d["time_model"],
+                         power_model=d["power_model"], provenance=d["provenance"]))
+    frame = dataframe(rows)
+    frame.attrs["notes"] = document["notes"]
+    frame.attrs["context"] = document["context"]
+    frame.attrs["devices"] = document["devices"]
+    return frame
