@@ -105,7 +105,12 @@ std::string run_evaluate(const EvaluateOptions& o, const std::string& command_li
   r.progress = progress->callback();
   const report::EvaluationReport report = api::evaluate(r);
   progress->finish();
-  return report::render_text(report);
+  if (!o.html.empty()) {
+    report::write_html(o.html, report::HtmlKind::kEvaluate,
+                       "nnergy evaluate: " + std::filesystem::path(o.db).filename().string(),
+                       report::to_json(report), "--html");
+  }
+  return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
 }
 
 }  // namespace
@@ -126,7 +131,7 @@ void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string
   cmd->add_option("--host-launch-us", options->host_launch_us,
                   "with --published: host CPU time per kernel launch, us (see predict; default: "
                   "the calibrated value)");
-  cmd->add_flag("--json", options->json, "with --published: JSON instead of text");
+  cmd->add_flag("--json", options->json, "write JSON instead of text");
   cmd->add_option("--predictor", options->predictors,
                   "regressors to compare, comma-separated (forest, boost, poly-lasso, hybrid, "
                   "analytical; resnet with LibTorch)")
@@ -140,9 +145,9 @@ void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string
                   "share of the unique ops in the test split")
       ->capture_default_str();
   cmd->add_option("--html", options->html,
-                  "with --published: also write a self-contained HTML report (predicted vs "
-                  "measured scatter of time, power and energy; errors per GPU, source, precision "
-                  "and mode) to this file");
+                  "also write a self-contained HTML report to this file: predicted vs measured "
+                  "(per predictor and split with --db; time, power and energy with --published) "
+                  "and the errors per group");
   cmd->add_option("--scatter-csv", options->scatter_csv,
                   "write predicted vs measured per op and split (CSV) for plots");
   cmd->add_option("--features-csv", options->features_csv,

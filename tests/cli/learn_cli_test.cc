@@ -137,6 +137,36 @@ TEST(LearnCli, EvaluatePrintsTheTablesAndWritesBothCsvFiles) {
   EXPECT_THAT(features_text, HasSubstr(",flop_count"));
 }
 
+TEST(LearnCli, EvaluateJsonHasEveryPredictorsScoresAndTheScatterPoints) {
+  const fs::path scatter = scratch() / "scatter-json.csv";
+  const fs::path db = kDataDir / "measured" / "h100" / "ops_h100_sxm.sqlite";
+  const RunResult r =
+      run_nnergy({"evaluate", "--db", db.string(), "--predictor", "analytical,forest", "--folds",
+                  "2", "--json", "--scatter-csv", scatter.string()});
+  ASSERT_EQ(r.exit_code, 0) << r;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["predictors"].size(), 2u);
+  EXPECT_EQ(j["predictors"][1]["name"], "forest");
+  const nlohmann::json& time = j["predictors"][1]["targets"][0];
+  EXPECT_EQ(time["target"], "time_s");
+  EXPECT_GT(time["modes"][0]["test"]["mape_percent"].get<double>(), 0);
+  // The points are the scatter CSV's rows, in the same order.
+  const std::string csv = read_file(scatter);
+  std::vector<std::string> lines;
+  for (std::size_t at = 0, end; (end = csv.find('\n', at)) != std::string::npos; at = end + 1) {
+    if (csv[at] != '#') lines.push_back(csv.substr(at, end - at));
+  }
+  ASSERT_GT(lines.size(), 1u);
+  const nlohmann::json& rows = j["points"]["rows"];
+  ASSERT_EQ(rows.size(), lines.size() - 1) << "one point per CSV row (after the header)";
+  EXPECT_EQ(j["points"]["columns"][7], "measured");
+  EXPECT_EQ(lines[1].rfind(rows[0][0].get<std::string>() + "," + rows[0][1].get<std::string>() +
+                               "," + rows[0][2].get<std::string>() + ",",
+                           0),
+            0u)
+      << lines[1];
+}
+
 TEST(LearnCli, SetGivesTheRegressorItsSettingsAndTheModelKeepsThem) {
   const fs::path path = scratch() / "small-forest.nnp";
   const RunResult r =

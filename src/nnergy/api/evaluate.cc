@@ -132,6 +132,7 @@ report::EvaluationReport evaluate(const EvaluateRequest& r) {
   report.test_fraction = r.test_fraction;
   report.holdout_networks = r.holdout_networks;
   report.seed = r.seed;
+  report.scatter = learn::scatter_rows(table, report.evaluations);
   if (!r.scatter_csv.empty()) {
     write_file_atomically(
         r.scatter_csv,

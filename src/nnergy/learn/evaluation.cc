@@ -457,20 +457,29 @@ PredictorEvaluation evaluate_predictor(const TrainingTable& table, const SplitAs
   return e;
 }
 
+std::vector<ScatterRow> scatter_rows(const TrainingTable& table,
+                                     const std::vector<PredictorEvaluation>& evaluations) {
+  std::vector<ScatterRow> out;
+  for (const PredictorEvaluation& e : evaluations) {
+    for (const ScatterPoint& p : e.scatter) {
+      const TrainingRow& r = table.rows.at(p.row);
+      out.push_back({e.regressor, to_string(p.target), p.split, p.fold, r.signature, r.op_type,
+                     r.mode, r.clock_mhz, r.dtype, table.values(p.target, {p.row}).front(),
+                     p.predicted.value, p.predicted.stddev});
+    }
+  }
+  return out;
+}
+
 std::string scatter_csv(const TrainingTable& table,
                         const std::vector<PredictorEvaluation>& evaluations) {
   std::string out =
       "predictor,target,split,fold,signature,op_type,mode,clock_mhz,dtype,measured,predicted,"
       "predicted_std\n";
-  for (const PredictorEvaluation& e : evaluations) {
-    for (const ScatterPoint& p : e.scatter) {
-      const TrainingRow& r = table.rows.at(p.row);
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g}\n",
-                         csv::field(e.regressor), to_string(p.target), p.split, p.fold,
-                         csv::field(r.signature), csv::field(r.op_type), r.mode, r.clock_mhz,
-                         r.dtype, table.values(p.target, {p.row}).front(), p.predicted.value,
-                         p.predicted.stddev);
-    }
+  for (const ScatterRow& r : scatter_rows(table, evaluations)) {
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{:.9g},{:.9g},{:.9g}\n", csv::field(r.predictor),
+                       r.target, r.split, r.fold, csv::field(r.signature), csv::field(r.op_type),
+                       r.mode, r.clock_mhz, r.dtype, r.measured, r.predicted, r.predicted_std);
   }
   return out;
 }

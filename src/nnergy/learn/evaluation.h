@@ -138,6 +138,27 @@ PredictorEvaluation evaluate_predictor(const TrainingTable& table, const SplitAs
 double network_mape_percent(const std::vector<NetworkScore>& scores, const std::string& mode,
                             bool against_ops);
 
+/// One out-of-sample prediction with what identifies its op: a row of the scatter CSV and of the
+/// HTML report's points.
+struct ScatterRow {
+  std::string predictor;  ///< regressor name
+  std::string target;     ///< "time" or "power"
+  std::string split;      ///< "cv", "test" or "holdout"
+  int fold = -1;          ///< CV fold for "cv"
+  std::string signature;
+  std::string op_type;
+  std::string mode;
+  std::int64_t clock_mhz = 0;  ///< as stored: 0 = the device's default clock
+  std::string dtype;
+  double measured = 0;  ///< s (time) or W (power)
+  double predicted = 0;
+  double predicted_std = 0;  ///< 1σ; 0: unknown
+};
+
+/// Every predictor's scatter points, in order, joined with their rows of `table`.
+std::vector<ScatterRow> scatter_rows(const TrainingTable& table,
+                                     const std::vector<PredictorEvaluation>& evaluations);
+
 /// CSV (no context lines; the caller adds them): predictor, target, split, fold, signature,
 /// op_type, mode, clock_mhz, dtype, measured, predicted, predicted_std — one row per ScatterPoint
 /// of every evaluation. `measured` and `predicted*` are in the target's unit (time_s: s,

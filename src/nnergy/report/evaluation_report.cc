@@ -227,6 +227,83 @@ std::string side_by_side(const std::vector<PredictorEvaluation>& evaluations, st
 
 }  // namespace
 
+namespace {
+
+nlohmann::ordered_json metrics_json(const std::optional<learn::FitMetrics>& m) {
+  return m ? nlohmann::ordered_json(m->to_json()) : nlohmann::ordered_json(nullptr);
+}
+
+// NaN (undefined R²) as null: JSON has no NaN.
+nlohmann::ordered_json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
+}
+
+nlohmann::ordered_json target_json(const learn::TargetScores& t) {
+  nlohmann::ordered_json modes = nlohmann::ordered_json::array();
+  for (const learn::ModeScores& m : t.modes) {
+    modes.push_back({{"mode", m.mode},
+                     {"cv_r_squared_mean", number_or_null(m.cv_r_squared_mean)},
+                     {"cv_r_squared_std", number_or_null(m.cv_r_squared_std)},
+                     {"test", metrics_json(m.test)},
+                     {"holdout", metrics_json(m.holdout)}});
+  }
+  nlohmann::ordered_json networks = nlohmann::ordered_json::array();
+  for (const learn::NetworkScore& n : t.networks) {
+    networks.push_back(
+        {{"network", n.network},
+         {"mode", n.mode},
+         {"measured_time_s", n.measured_time_s ? nlohmann::ordered_json(*n.measured_time_s)
+                                               : nlohmann::ordered_json(nullptr)},
+         {"measured_ops_time_s", n.measured_ops_time_s},
+         {"predicted_time_s", n.predicted.time_s},
+         {"predicted_std_s", n.predicted.std_s}});
+  }
+  return {{"target", learn::to_string(t.target)},
+          {"rows", t.rows},
+          {"modes", std::move(modes)},
+          {"networks", std::move(networks)}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json to_json(const EvaluationReport& report) {
+  nlohmann::ordered_json j;
+  j["context"] = report.context.to_json();
+  j["dataset"] = {{"path", report.dataset.string()},
+                  {"digest_fnv1a_64", report.dataset_digest},
+                  {"device", report.device.catalog_id},
+                  {"rows", report.rows},
+                  {"ops", report.ops},
+                  {"test_ops", report.test_ops},
+                  {"holdout_ops", report.holdout_ops},
+                  {"folds", report.folds},
+                  {"test_fraction", report.test_fraction}};
+  nlohmann::ordered_json predictors = nlohmann::ordered_json::array();
+  for (const learn::PredictorEvaluation& e : report.evaluations) {
+    nlohmann::ordered_json targets = nlohmann::ordered_json::array();
+    for (const learn::TargetScores& t : e.targets) targets.push_back(target_json(t));
+    predictors.push_back({{"name", e.regressor},
+                          {"description", e.description},
+                          {"notes", e.notes},
+                          {"targets", std::move(targets)}});
+  }
+  j["predictors"] = std::move(predictors);
+  // A table (columns, then one array per point): thousands of points stay small enough to
+  // inline into an HTML report.
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const learn::ScatterRow& r : report.scatter) {
+    rows.push_back({r.predictor, r.target, r.split, r.fold, r.op_type, r.mode, r.dtype, r.measured,
+                    r.predicted, r.predicted_std});
+  }
+  const nlohmann::ordered_json points = {
+      {"columns",
+       {"predictor", "target", "split", "fold", "op_type", "mode", "dtype", "measured", "predicted",
+        "predicted_std"}},
+      {"rows", std::move(rows)}};
+  j["points"] = points;
+  return j;
+}
+
 std::string render_text(const EvaluationReport& report) {
   std::vector<std::string> predictors;
   for (const PredictorEvaluation& e : report.evaluations) predictors.push_back(e.regressor);

@@ -38,14 +38,26 @@ struct EvaluationReport {
   std::vector<std::string> holdout_networks;
   std::uint64_t seed = 0;
   std::vector<learn::PredictorEvaluation> evaluations;  ///< one per predictor, in request order
-  std::filesystem::path scatter_csv;                    ///< written; empty: not asked
-  std::filesystem::path features_csv;                   ///< written; empty: not asked
+  /// Every predictor's out-of-sample predictions with their ops (learn::scatter_rows).
+  std::vector<learn::ScatterRow> scatter;
+  std::filesystem::path scatter_csv;   ///< written; empty: not asked
+  std::filesystem::path features_csv;  ///< written; empty: not asked
 };
 
 /// Header (dataset, device, rows, splits), per predictor its op-level table, feature importances
 /// and held-out networks, then every predictor side by side (one table per mode), then the files
 /// written.
 std::string render_text(const EvaluationReport& report);
+
+/// {"context", "dataset" (path, digest, device, rows, ops, test_ops, holdout_ops, folds,
+/// test_fraction), "predictors": [{"name", "description", "notes", "targets": [{"target",
+/// "rows", "modes": [{"mode", "cv_r_squared_mean", "cv_r_squared_std", "test", "holdout"
+/// (FitMetrics or null)}], "networks": [{"network", "mode", "measured_time_s",
+/// "measured_ops_time_s", "predicted_time_s", "predicted_std_s"}]}]}], "points": {"columns":
+/// ["predictor", "target", "split", "fold", "op_type", "mode", "dtype", "measured" (s or W),
+/// "predicted", "predicted_std"], "rows": [[...], ...]} (pandas: DataFrame(rows, columns=...))}
+/// — what the HTML report of `evaluate --db` draws.
+nlohmann::ordered_json to_json(const EvaluationReport& report);
 
 /// A device of the scored file that the calibration corpus has no time measurement of.
 struct TransferredDevice {
