@@ -4,6 +4,7 @@ import json
 import os
 
 from nnergy import _core
+from nnergy._predict import model_source
 from nnergy._records import dataframe, rename_counts
 
 
@@ -34,38 +35,18 @@ def compare(model, example_input=None, *, devices=None, batch=None, batches=None
     if isinstance(devices, str):
         devices = [d.strip() for d in devices.split(",")]
     batch_list = [batch] if batch is not None else list(batches or [])
-    directory = None
-    if isinstance(model, (str, os.PathLike)):
-        if example_input is not None:
-            raise _core.InvalidInput(
-                "example_input: only for a torch.nn.Module, found one with model="
-                f"{os.fspath(model)!r}; leave it out for a zoo name or an .onnx path")
-        path = os.fspath(model)
-        shown = repr(path)
-    else:
-        from nnergy._predict import _is_torch_module
-        if not _is_torch_module(model):
-            raise _core.InvalidInput(
-                "model: expected a zoo name (see nnergy.zoo()), the path of an .onnx file or a "
-                f"torch.nn.Module, found {type(model).__module__}.{type(model).__qualname__}")
-        from nnergy._torch_export import export_module, leading_dimension
-        import tempfile
-        if not batch_list:
-            batch_list = [leading_dimension(example_input)]
-        directory = tempfile.TemporaryDirectory(prefix="nnergy-export-")
-        path = os.path.join(directory.name, type(model).__name__ + ".onnx")
-        export_module(model, example_input, path, training=_core.mode_name(mode) == "training",
-                      opset_version=opset_version)
-        shown = f"<{type(model).__name__} module>"
+    source = model_source(model, example_input, mode=mode, opset_version=opset_version)
+    if not batch_list and source.example_batch is not None:
+        batch_list = [source.example_batch]
     try:
         document = json.loads(_core.compare_json(
-            path, devices=list(devices or []), batches=[int(b) for b in batch_list], mode=mode,
-            precision=precision, dims=dict(dims or {}), host_launch_us=host_launch_us,
+            source.path, devices=list(devices or []), batches=[int(b) for b in batch_list],
+            mode=mode, precision=precision, dims=dict(dims or {}), host_launch_us=host_launch_us,
             optimizer=optimizer, devices_file=os.fspath(devices_file or ""),
-            html=os.fspath(html or ""), command_line=f"nnergy.compare({shown})"))
+            html=os.fspath(html or ""), command_line=f"nnergy.compare({source.shown})"))
     finally:
-        if directory is not None:
-            directory.cleanup()
+        if source.directory is not None:
+            source.directory.cleanup()
     by_id = {d["id"]: d for d in document["devices"]}
     rows = []
     for row in document["rows"]:

@@ -208,25 +208,44 @@ def predict(model, example_input=None, *, device=None, batch=None, mode="inferen
                      error=error, alpha=alpha, ignore_memory=ignore_memory,
                      predictor_file=os.fspath(predictor_file or ""),
                      devices_file=os.fspath(devices_file or ""))
+    source = model_source(model, example_input, mode=mode, opset_version=opset_version,
+                          onnx_path=onnx_path)
+    if source.example_batch is not None and batch is None:
+        arguments["batch"] = source.example_batch
+    request = dict(arguments, model=source.path,
+                   command_line=_command_line(source.shown, arguments))
+    prediction = Prediction(_core.predict(**request), request)
+    # The export lives as long as the Prediction, so that clock_sweep() can predict on it again.
+    prediction._export_directory = source.directory
+    return prediction
+
+
+class ModelSource:
+    """What nnergy's library reads for a `model` argument: `path` (a zoo name or an .onnx file),
+    `shown` (how the command line names it), `directory` (the temporary directory holding the
+    export of a module, or None) and `example_batch` (a module's example batch, or None)."""
+
+    def __init__(self, path, shown, directory=None, example_batch=None):
+        self.path, self.shown = path, shown
+        self.directory, self.example_batch = directory, example_batch
+
+
+def model_source(model, example_input, *, mode, opset_version, onnx_path=None):
+    """A zoo name or .onnx path as it is; a torch.nn.Module exported with torch.onnx.export
+    (training mode keeps BatchNorm) to `onnx_path` or a temporary directory. Raises
+    nnergy.InvalidInput for an example_input without a module, or a model of another kind."""
     if isinstance(model, (str, os.PathLike)):
         if example_input is not None:
             raise _core.InvalidInput(
                 "example_input: only for a torch.nn.Module, found one with model="
                 f"{os.fspath(model)!r}; leave it out for a zoo name or an .onnx path")
-        model_text = os.fspath(model)
-        request = dict(arguments, model=model_text,
-                       command_line=_command_line(repr(model_text), arguments))
-        return Prediction(_core.predict(**request), request)
+        return ModelSource(os.fspath(model), repr(os.fspath(model)))
     if not _is_torch_module(model):
         raise _core.InvalidInput(
             "model: expected a zoo name (see nnergy.zoo()), the path of an .onnx file or a "
             f"torch.nn.Module, found {type(model).__module__}.{type(model).__qualname__}")
     from nnergy._torch_export import export_module, leading_dimension
-    training = _core.mode_name(mode) == "training"
-    if batch is None:
-        arguments["batch"] = leading_dimension(example_input)
     name = type(model).__name__
-    # The export lives as long as the Prediction, so that clock_sweep() can predict on it again.
     directory = None
     if onnx_path:
         path = os.fspath(onnx_path)
@@ -234,8 +253,6 @@ def predict(model, example_input=None, *, device=None, batch=None, mode="inferen
         import tempfile
         directory = tempfile.TemporaryDirectory(prefix="nnergy-export-")
         path = os.path.join(directory.name, name + ".onnx")
-    export_module(model, example_input, path, training=training, opset_version=opset_version)
-    request = dict(arguments, model=path, command_line=_command_line(f"<{name} module>", arguments))
-    prediction = Prediction(_core.predict(**request), request)
-    prediction._export_directory = directory
-    return prediction
+    export_module(model, example_input, path, training=_core.mode_name(mode) == "training",
+                  opset_version=opset_version)
+    return ModelSource(path, f"<{name} module>", directory, leading_dimension(example_input))

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "nnergy/archline/svg_chart.h"
+#include "nnergy/core/text.h"
 
 namespace nnergy::archline {
 
@@ -144,8 +145,8 @@ std::string render_archline_svg(const std::vector<ArchlinePlotRow>& rows,
     body += fmt::format(
         "<text x=\"12\" y=\"{:.1f}\" font-size=\"13\">{}: ε_flop {:.3g} pJ/flop, ε_mem {:.3g} "
         "pJ/B, π0 {:.4g} W; peak {:.4g} TFLOP/s, {:.4g} TB/s</text>\n",
-        top + 16, svg_escape(row.label), m.eps_flop_j * 1e12, m.eps_mem_j_per_byte * 1e12, m.pi0_w,
-        m.peak_flop_per_s / 1e12, m.bandwidth_byte_per_s / 1e12);
+        top + 16, markup_escape(row.label), m.eps_flop_j * 1e12, m.eps_mem_j_per_byte * 1e12,
+        m.pi0_w, m.peak_flop_per_s / 1e12, m.bandwidth_byte_per_s / 1e12);
     body += roofline.render(0, top + kRowTitle);
     body += archline.render(kPanelWidth, top + kRowTitle);
     body += powerline.render(2 * kPanelWidth, top + kRowTitle);

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/text.h"
 
 namespace nnergy::archline {
 
@@ -50,29 +51,6 @@ std::string tick_label(double v) {
 }
 
 }  // namespace
-
-std::string svg_escape(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 SvgChart::SvgChart(std::string title, Axis x, Axis y, double width_px, double height_px)
     : title_(std::move(title)),
@@ -138,7 +116,7 @@ std::string SvgChart::render(double left_px, double top_px) const {
   s += fmt::format(
       "<text x=\"{:.1f}\" y=\"16\" text-anchor=\"middle\" font-size=\"13\" "
       "font-weight=\"bold\">{}</text>\n",
-      (x0 + x1) / 2, svg_escape(title_));
+      (x0 + x1) / 2, markup_escape(title_));
   // Grid and tick labels.
   for (double v : ticks(x_)) {
     const double px = to_px_x(v);
@@ -169,11 +147,11 @@ std::string SvgChart::render(double left_px, double top_px) const {
   s += fmt::format(
       "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" font-size=\"11\">{}"
       "</text>\n",
-      (x0 + x1) / 2, height_px_ - 8, svg_escape(x_.title));
+      (x0 + x1) / 2, height_px_ - 8, markup_escape(x_.title));
   s += fmt::format(
       "<text transform=\"translate(14,{:.1f}) rotate(-90)\" text-anchor=\"middle\" "
       "font-size=\"11\">{}</text>\n",
-      (y0 + y1) / 2, svg_escape(y_.title));
+      (y0 + y1) / 2, markup_escape(y_.title));
   s += fmt::format("<g clip-path=\"url(#{})\">\n", clip_id);
   // Markers are dotted lines here; their labels are in the legend, since close markers
   // (B_τ, B_ε, B̂_ε) would write over each other and over the points.
@@ -220,7 +198,7 @@ std::string SvgChart::render(double left_px, double top_px) const {
   };
   auto legend_text = [&](const std::string& text) {
     s += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"10\">{}</text>\n", lx + 24, ly,
-                     svg_escape(text));
+                     markup_escape(text));
     ly += kLegendLine;
   };
   for (const Layer& layer : layers_) {
@@ -249,7 +227,7 @@ std::string svg_document(const std::string& body, double width_px, double height
       "viewBox=\"0 0 {0:.0f} {1:.0f}\" font-family=\"sans-serif\">\n{3}"
       "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n{2}</svg>\n",
       width_px, height_px, body,
-      description.empty() ? std::string() : "<desc>" + svg_escape(description) + "</desc>\n");
+      description.empty() ? std::string() : "<desc>" + markup_escape(description) + "</desc>\n");
 }
 
 }  // namespace nnergy::archline

@@ -65,7 +65,4 @@ class SvgChart {
 std::string svg_document(const std::string& body, double width_px, double height_px,
                          const std::string& description = "");
 
-/// `text` with &, <, > and " escaped for SVG.
-std::string svg_escape(const std::string& text);
-
 }  // namespace nnergy::archline

@@ -13,6 +13,9 @@ std::string_view trim(std::string_view text);
 /// so that "a,,b" gives {"a", "", "b"} and callers can name the empty item.
 std::vector<std::string> split_trimmed(std::string_view text, char separator);
 
+/// `text` with &, <, > and " written as entities, for text and attribute values in HTML and SVG.
+std::string markup_escape(std::string_view text);
+
 /// A duration for people, rounded to what matters at its size: "42 s", "3 min 05 s",
 /// "2 h 10 min". A negative or non-finite duration reads "0 s".
 std::string duration_text(double seconds);

@@ -10,6 +10,7 @@
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/error.h"
 #include "nnergy/core/json_text.h"
+#include "nnergy/core/text.h"
 #include "nnergy/report/embedded_files.h"
 
 namespace nnergy::report {
@@ -42,29 +43,6 @@ void replace_all(std::string& text, std::string_view from, std::string_view to) 
        at = text.find(from, at + to.size())) {
     text.replace(at, from.size(), to);
   }
-}
-
-std::string escape_html(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
 }
 
 // A script's text as the body of an inline <script> element: the HTML parser ends the element
@@ -157,7 +135,7 @@ std::string render_html(HtmlKind kind, std::string_view title, const nlohmann::o
   std::string libraries;
   for (std::string_view name : kLibraries) libraries += script_element(file_text(name));
   return fill(file_text("report.html"),
-              {{"title", escape_html(title)},
+              {{"title", markup_escape(title)},
                {"style", file_text("report.css")},
                {"libraries", libraries},
                {"data", data_element(data)},
