@@ -7,24 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "nnergy/core/error.h"
 
 namespace {
 
 using nnergy::report::HtmlKind;
 using testing::HasSubstr;
-
-TEST(HtmlReport, WithoutTheChartLibrariesItSaysHowToGetThem) {
-  if (nnergy::report::html_reports_available()) GTEST_SKIP() << "this build has the libraries";
-  try {
-    nnergy::report::render_html(HtmlKind::kPredict, "t", nlohmann::ordered_json::object(),
-                                "--html");
-    FAIL() << "expected InvalidInput";
-  } catch (const nnergy::InvalidInput& e) {
-    EXPECT_THAT(e.what(), HasSubstr("--html: this nnergy was built without the chart libraries"));
-    EXPECT_THAT(e.what(), HasSubstr("scripts/fetch_report_libraries.py"));
-  }
-}
 
 TEST(HtmlReport, InlinesEverythingAndEscapesWhatCouldEndAnElement) {
   if (!nnergy::report::html_reports_available()) GTEST_SKIP() << "no chart libraries in this build";
