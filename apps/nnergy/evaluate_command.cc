@@ -79,11 +79,6 @@ std::string run_evaluate(const EvaluateOptions& o, const std::string& command_li
         "FILE (the analytical model against published measurements)");
   }
   if (!o.published.empty()) return run_published(o, command_line);
-  if (!o.html.empty()) {
-    throw InvalidInput(
-        "--html: the HTML report scores published measurements; use it with "
-        "--published FILE (with --db, --scatter-csv writes the points)");
-  }
   api::EvaluateRequest r;
   r.names = SettingNames::kFlag;
   r.command_line = command_line;

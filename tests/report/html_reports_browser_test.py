@@ -2,7 +2,7 @@
 """Open every kind of nnergy HTML report in headless Chromium and check that it draws.
 
     python3 tests/report/html_reports_browser_test.py --nnergy build/.../nnergy --out DIR
-        [--repo ROOT] [--kinds predict,compare,account,evaluate,archline]
+        [--repo ROOT] [--kinds predict,compare,account,evaluate,evaluate-db,archline]
 
 For each kind it runs the real command with --html DIR/<kind>.html (from the repository root),
 loads the page in Debian's headless Chromium (--dump-dom after a virtual-time budget) and fails,
@@ -37,6 +37,9 @@ KINDS = {
                 ["conservation", "edd", "power", "hotspots", "warnings"]),
     "evaluate": (["evaluate", "--published", "data/measured/h100/networks.json"],
                  ["summary", "time", "power", "energy", "groups"]),
+    "evaluate-db": (["evaluate", "--db", "data/measured/h100/ops_h100_sxm.sqlite",
+                     "--predictor", "analytical,forest", "--folds", "2"],
+                    ["summary", "time", "power", "op-types"]),
     "archline": (["archline", "plot", "data/measured/h100/archline_h100_sxm.csv",
                   "--out", "{out}/archline.svg"],
                  ["charts", "fits"]),
