@@ -144,6 +144,24 @@ TEST(TraceReaderBadInput, UnparsableAndUnrecognizedJsonAreInvalidInput) {
   EXPECT_THROW(standard_readers().read_file("/nonexistent/trace.json"), InvalidInput);
 }
 
+// Found by fuzz/account_trace: a pid or tid written as a negative, huge or fractional double was
+// converted to an unsigned integer (undefined behaviour; UBSan stops there). A whole number is the
+// id its integer would be; any other double gets an id of its own.
+TEST(TraceReaderBadInput, DoubleProcessAndThreadIdsAreRead) {
+  const char* text = R"([
+    {"name": "a", "ph": "X", "ts": 1, "dur": 1, "pid": -5.0, "tid": 3.0},
+    {"name": "b", "ph": "X", "ts": 2, "dur": 1, "pid": -5, "tid": 3},
+    {"name": "c", "ph": "X", "ts": 3, "dur": 1, "pid": 1e300, "tid": -2.5},
+    {"name": "d", "ph": "X", "ts": 4, "dur": 1, "pid": 1, "tid": 1e300}
+  ])";
+  EventTrace trace = standard_readers().read_text(text, "double-ids.json");
+  ASSERT_EQ(trace.events.size(), 4u);
+  EXPECT_EQ(find(trace, "a").thread, find(trace, "b").thread);
+  EXPECT_EQ(find(trace, "a").device, find(trace, "b").device);
+  EXPECT_NE(find(trace, "c").thread, find(trace, "d").thread);
+  resolve_hierarchy(trace);
+}
+
 TEST(Hierarchy, OverlapThatDoesNotNestIsCutAndCounted) {
   EventTrace trace;
   TraceEvent a;

@@ -75,5 +75,19 @@ TEST_F(UserCatalogUpdate, RejectsAnUnknownBaseDevice) {
   EXPECT_FALSE(fs::exists(user));
 }
 
+// nlohmann::json throws out_of_range, not parse_error, for a number beyond double's range: an
+// existing user catalog holding one escaped as an internal error (the bug fuzz/device_catalog
+// found in the catalog loader).
+TEST_F(UserCatalogUpdate, NumberBeyondDoubleInTheUserCatalogIsInvalidInput) {
+  const fs::path user = dir_ / "devices.json";
+  std::ofstream(user) << R"({"schema_version": 1, "devices": [], "x": 1e999})";
+  try {
+    save_fitted_device(user, "h100-sxm", {fp32(6, 90, 95)}, builtin(), std::nullopt);
+    FAIL() << "expected InvalidInput";
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace nnergy::archline

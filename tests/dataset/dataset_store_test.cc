@@ -340,6 +340,41 @@ TEST_F(DatasetTest, FilesThatAreNotDatasetsAreRejected) {
   EXPECT_THROW(DatasetStore::open(file("missing.sqlite"), OpenMode::kReadOnly), InvalidInput);
 }
 
+// Found by fuzz/dataset: a file whose version stamp says nnergy but whose tables are missing or
+// changed, or whose schema SQLite cannot read, failed at its first query with an InternalError
+// (exit 1); it is refused when opened, as InvalidInput naming the file.
+TEST_F(DatasetTest, FilesWithTheVersionStampButNotTheTablesAreRejected) {
+  const auto message_of = [](const std::string& path) -> std::string {
+    try {
+      DatasetStore::open(path, OpenMode::kReadOnly);
+    } catch (const InvalidInput& e) {
+      return e.what();
+    }
+    return "(no InvalidInput thrown)";
+  };
+  const std::string stamped = file("stamped.sqlite");
+  raw_exec(stamped, "CREATE TABLE results (x INTEGER); PRAGMA user_version = 2");
+  EXPECT_THAT(message_of(stamped), HasSubstr("but no table 'devices': not an nnergy dataset"));
+
+  const std::string changed = file("changed.sqlite");
+  DatasetStore::open(changed);
+  raw_exec(changed, "ALTER TABLE sessions DROP COLUMN host");
+  EXPECT_THAT(message_of(changed), HasSubstr("table 'sessions' has no column 'host'"));
+
+  // Schema format number 5 (header bytes 44-47): SQLite cannot read the schema at all.
+  const std::string unreadable = file("unreadable.sqlite");
+  DatasetStore::open(unreadable);
+  {
+    std::fstream bytes(unreadable, std::ios::in | std::ios::out | std::ios::binary);
+    bytes.seekp(44);
+    const char format[4] = {0, 0, 0, 5};
+    bytes.write(format, 4);
+  }
+  const std::string message = message_of(unreadable);
+  EXPECT_THAT(message, HasSubstr(unreadable));
+  EXPECT_THAT(message, HasSubstr("not a readable nnergy dataset"));
+}
+
 TEST_F(DatasetTest, WritingToAReadOnlyDatasetIsInvalidInputNamingTheFile) {
   const std::string path = file("ro.sqlite");
   DatasetStore::open(path).add_device(cpu_device());

@@ -154,6 +154,19 @@ TEST(PublishedReader, NotAListAndMissingFileAreInvalidInput) {
   EXPECT_THROW(read_published_measurements("/nonexistent/published.json"), InvalidInput);
 }
 
+// nlohmann::json throws out_of_range, not parse_error, for a number beyond double's range: it
+// escaped the reader (exit 1) instead of InvalidInput (the same bug fuzz/ found in the other JSON
+// readers).
+TEST(PublishedReader, NumberBeyondDoubleIsInvalidInput) {
+  try {
+    parse_published_measurements(R"([{"id": "r1", "value": 1e999}])", "big.json");
+    FAIL() << "expected InvalidInput";
+  } catch (const InvalidInput& e) {
+    EXPECT_THAT(e.what(), HasSubstr("big.json: not valid JSON"));
+    EXPECT_THAT(e.what(), HasSubstr("expected a JSON list"));
+  }
+}
+
 TEST(PublishedReader, DifferingFieldsNamesEachChangedField) {
   const PublishedReadResult r = read_published_measurements(kSmallFixture);
   PublishedMeasurement changed = r.records[0];

@@ -56,6 +56,16 @@ TEST(CalibratedParameters, WrittenAndReadBack) {
   EXPECT_DOUBLE_EQ(p.backward_matrix_efficiency, 0.7);
 }
 
+// nlohmann::json throws out_of_range, not parse_error, for a number beyond double's range: it
+// escaped the reader instead of InvalidInput (the bug fuzz/device_catalog found in the catalog).
+TEST(CalibratedParameters, NumberBeyondDoubleIsInvalidInput) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "nnergy_calibrated_big_number.json";
+  std::ofstream(path) << R"({"schema_version": 1, "records": 1e999})";
+  EXPECT_THROW(read_calibrated_parameters(path), InvalidInput);
+  std::filesystem::remove(path);
+}
+
 TEST(CalibratedParameters, FilesWithoutConvolutionRegimesReadAsNoEffect) {
   nlohmann::json j = nlohmann::json::parse(calibrated_parameters_json(example()));
   j.erase("winograd_speedup");

@@ -261,6 +261,13 @@ TEST(DeviceCatalog, MalformedFilesNameFileDeviceAndField) {
   EXPECT_THAT(message_of(device_json("idle_w", "\"idle_w\": 400")), HasSubstr("idle_w < tdp_w"));
 }
 
+// Found by fuzz/device_catalog: nlohmann::json throws out_of_range (not parse_error) for a number
+// beyond double's range, which escaped as an internal error (exit 1) instead of exit 2.
+TEST(DeviceCatalog, NumberBeyondDoubleIsInvalidInput) {
+  EXPECT_THAT(message_of(device_json("tdp_w", "\"tdp_w\": 1e999")),
+              HasSubstr("user.json: not valid JSON"));
+}
+
 TEST(DeviceCatalog, UserCatalogReplacesAndAdds) {
   DeviceCatalog catalog = DeviceCatalog::load(kCatalog);
   const std::size_t before = catalog.devices().size();

@@ -302,6 +302,12 @@ TEST(FeatureEncoderTest, MalformedOpsAreInvalidInput) {
   const std::vector<dataset::OpRecord> ops = {op};
   EXPECT_THROW(FeatureEncoder::fit(ops), InvalidInput);
 
+  // A number beyond double's range: nlohmann::json throws out_of_range, not parse_error (the bug
+  // fuzz/ found in the JSON readers); a dataset row holding one is InvalidInput too.
+  op = conv();
+  op.attributes_json = "{\"group\": 1e999}";
+  EXPECT_THAT(encode_message(op, context), HasSubstr("attributes_json is not valid JSON"));
+
   op = conv();
   op.attributes_json = "[1, 2]";
   EXPECT_THAT(encode_message(op, context), HasSubstr("must be a JSON object"));

@@ -5,6 +5,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <tuple>
 
 #include "nnergy/core/error.h"
 #include "onnx_builder.h"
@@ -213,6 +215,71 @@ TEST(OnnxImporter, FoldsShapeArithmeticThatShapeInferenceCannotFollow) {
   bindings.batch = 7;
   const Network net = import_onnx_bytes(b.bytes(), "heads.onnx", bindings);
   EXPECT_EQ(net.tensor(only_node(net, "Reshape").outputs[0]).shape, (Shape{7, 3, 4, 2}));
+}
+
+// Found by fuzz/onnx_import: dimensions whose product is beyond int64 overflowed (undefined
+// behaviour) in the folder and in every later element count; the importer refuses such a tensor,
+// and a negative dimension, naming it.
+TEST(OnnxImporter, TensorsBeyondInt64ElementsAreRefused) {
+  const auto with_dims = [](const std::vector<std::int64_t>& dims) {
+    OnnxBuilder b;
+    b.input("x", {1, 4}).output("y");
+    b.initializer("w", {2, 2});
+    b.node("Identity", {"w"}, {"y"}, "/Identity");
+    onnx::ModelProto model;
+    model.ParseFromString(b.bytes());
+    onnx::TensorProto* w = model.mutable_graph()->mutable_initializer(0);
+    w->clear_float_data();
+    w->clear_dims();
+    for (std::int64_t d : dims) w->add_dims(d);
+    return model.SerializeAsString();
+  };
+  EXPECT_THAT(message_of([&] {
+                import_onnx_bytes(with_dims({1LL << 40, 1LL << 40}), "huge.onnx", {});
+              }),
+              HasSubstr("huge.onnx: tensor 'w' has the shape [1099511627776, 1099511627776], "
+                        "whose element count is beyond 2^63"));
+  EXPECT_THROW(import_onnx_bytes(with_dims({-3, 4}), "negative.onnx", {}), InvalidInput);
+}
+
+// Found by fuzz/onnx_import: ONNX 1.12's shape inference (data propagation) dereferenced a null
+// pointer on a Gather/Unsqueeze chain whose inputs nothing defines; such a node is refused before
+// inference runs.
+TEST(OnnxImporter, InputsThatNothingDefinesAreRefusedBeforeShapeInference) {
+  OnnxBuilder b;
+  b.input("x", {2, 3}).output("y");
+  b.node("Shape", {"x"}, {"s"}, "/Shape");
+  b.node("Gather", {"s_renamed", "missing_index"}, {"n"}, "/Gather");
+  b.node("Unsqueeze", {"n", "missing_axes"}, {"u"}, "/Unsqueeze");
+  b.node("Reshape", {"x", "u"}, {"y"}, "/Reshape");
+  EXPECT_THAT(message_of([&] { import_onnx_bytes(b.bytes(), "dangling.onnx", {}); }),
+              HasSubstr("dangling.onnx: node '/Gather' (op Gather) reads 's_renamed', which no "
+                        "node, input or initializer produces"));
+}
+
+// Found by fuzz/onnx_import: shape arithmetic on a file's int64 constants overflowed (undefined
+// behaviour) while folding; such a value is left unfolded. What ONNX's own inference then makes of
+// the shape varies by op (an error, or a shape it computed itself): the import either succeeds or
+// is InvalidInput naming the file, and never overflows (the sanitize preset's UBSan checks that).
+TEST(OnnxImporter, ShapeArithmeticThatOverflowsIsNotFolded) {
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t kHuge = std::int64_t{1} << 62;
+  const std::vector<std::tuple<std::string, std::int64_t, std::int64_t>> cases = {
+      {"Mul", kHuge, 4}, {"Add", kHuge, kHuge}, {"Sub", -kHuge, kHuge},
+      {"Div", kMin, -1}, {"Mod", kMin, -1},     {"Pow", kHuge, 2}};
+  for (const auto& [op, a, k] : cases) {
+    OnnxBuilder b;
+    b.input("x", {2, 3}).output("y");
+    b.int64_initializer("a", {a});
+    b.int64_initializer("k", {k});
+    b.node(op, {"a", "k"}, {"target"}, "/Op");
+    b.node("Reshape", {"x", "target"}, {"y"}, "/Reshape");
+    try {
+      import_onnx_bytes(b.bytes(), "overflow.onnx", {});
+    } catch (const InvalidInput& e) {
+      EXPECT_THAT(e.what(), HasSubstr("overflow.onnx")) << op;
+    }
+  }
 }
 
 // A batch-1 static export of x.view(x.size(0), -1) followed by a Linear: the exporter wrote the

@@ -187,6 +187,18 @@ TEST_F(ModelFileTest, OtherFormatsAndCorruptFilesAreClearErrors) {
   EXPECT_THROW(ModelFile::load(file("missing.nnp"), registry_), InvalidInput);
 }
 
+// Found by fuzz/model_file: a number beyond double's range made nlohmann::json throw out_of_range,
+// which escaped ModelFile::parse (an internal error, exit 1, instead of InvalidInput).
+TEST_F(ModelFileTest, NumberBeyondDoubleIsInvalidInput) {
+  try {
+    ModelFile::parse(R"({"format": "nnergy-predictor", "format_version": 1e999})", "big.nnp",
+                     registry_);
+    FAIL() << "expected InvalidInput";
+  } catch (const InvalidInput& e) {
+    EXPECT_THAT(e.what(), HasSubstr("big.nnp: not an nnergy model file: not valid JSON"));
+  }
+}
+
 TEST_F(ModelFileTest, SavingIntoAMissingDirectoryWritesNothing) {
   const ModelFile model = ModelFile::train(table_, registry_, settings_);
   try {

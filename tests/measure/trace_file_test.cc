@@ -498,5 +498,15 @@ TEST(TraceFile, MissingAndEmptyFiles) {
               HasSubstr("c.csv: no header after the comment lines"));
 }
 
+// Found by fuzz/power_trace: nlohmann::json throws out_of_range for a number beyond double's
+// range; it escaped read_trace_text instead of becoming InvalidInput.
+TEST(TraceFile, JsonNumberBeyondDoubleIsInvalidInput) {
+  EXPECT_THAT(message_of([] {
+                read_trace_text(R"({"sources": [{"info": {"id": "a", "power_limit_w": 7e400}}]})",
+                                "big.json", nullptr);
+              }),
+              HasSubstr("big.json: not valid JSON"));
+}
+
 }  // namespace
 }  // namespace nnergy::measure

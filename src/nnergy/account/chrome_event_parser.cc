@@ -1,6 +1,7 @@
 #include "nnergy/account/chrome_event_parser.h"
 
 #include <charconv>
+#include <cmath>
 #include <functional>
 
 #include "nnergy/core/error.h"
@@ -49,7 +50,12 @@ std::uint64_t id_value(const simdjson::dom::element& value, std::string* text) {
   double real = 0;
   if (value.get_double().get(real) == simdjson::SUCCESS) {
     if (text != nullptr) *text = std::to_string(real);
-    return static_cast<std::uint64_t>(real);
+    // A whole number in int64's range is the id the integer would be ("pid": 3.0 is 3, -5.0 is
+    // -5); any other double has no integer id (converting it is undefined): its text's hash.
+    if (std::trunc(real) == real && real >= -0x1p63 && real < 0x1p63) {
+      return static_cast<std::uint64_t>(static_cast<std::int64_t>(real));
+    }
+    return std::hash<std::string>{}(std::to_string(real));
   }
   return 0;
 }

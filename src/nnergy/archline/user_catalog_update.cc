@@ -30,7 +30,7 @@ ordered_json read_catalog_json(const std::filesystem::path& path, const std::str
   ordered_json root;
   try {
     root = ordered_json::parse(text.str());
-  } catch (const ordered_json::parse_error& e) {
+  } catch (const ordered_json::exception& e) {  // parse_error, or out_of_range: a number > 1e308
     throw InvalidInput(flag + " " + path.string() + ": not valid JSON (" + e.what() + ")");
   }
   if (!root.is_object() || !root.contains("devices") || !root["devices"].is_array()) {

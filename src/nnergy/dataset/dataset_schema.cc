@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -164,6 +167,50 @@ CREATE TABLE published_measurements (
 CREATE INDEX published_measurements_by_gpu ON published_measurements(gpu, quantity);
 )sql";
 
+// The column names of `table` in the database open on `db`, in order; empty when there is no such
+// table. This is the first statement that makes SQLite read the file's schema, so a schema it
+// cannot read (a newer file format, a damaged sqlite_schema row) surfaces here as SQLITE_ERROR,
+// or as SQLITE_NOMEM for a damaged row that claims an impossible size (found by fuzz/dataset):
+// InvalidInput naming `path`, not an error of nnergy's own SQL.
+std::vector<std::string> table_columns(sqlite3* db, const std::string& table,
+                                       const std::string& path) {
+  sqlite3_stmt* raw = nullptr;
+  int rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1)", -1, &raw, nullptr);
+  const std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> statement(raw, sqlite3_finalize);
+  auto fail = [&](int code) {
+    if ((code & 0xff) == SQLITE_ERROR || (code & 0xff) == SQLITE_NOMEM) {
+      throw InvalidInput(fmt::format(
+          "dataset '{}' is not a readable nnergy dataset: SQLite cannot read its schema ({})", path,
+          sqlite3_errmsg(db)));
+    }
+    throw_sqlite_error(db, code, path, "reading its schema");
+  };
+  if (rc != SQLITE_OK) fail(rc);
+  sqlite3_bind_text(statement.get(), 1, table.c_str(), -1, SQLITE_TRANSIENT);
+  std::vector<std::string> columns;
+  while ((rc = sqlite3_step(statement.get())) == SQLITE_ROW) {
+    const unsigned char* name = sqlite3_column_text(statement.get(), 0);
+    columns.emplace_back(name != nullptr ? reinterpret_cast<const char*>(name) : "");
+  }
+  if (rc != SQLITE_DONE) fail(rc);
+  return columns;
+}
+
+// Table -> columns of the schema `ddl` creates, read back from an in-memory database.
+std::map<std::string, std::vector<std::string>> tables_of(std::string_view ddl) {
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(":memory:", &raw, SQLITE_OPEN_READWRITE, nullptr);
+  const std::unique_ptr<sqlite3, int (*)(sqlite3*)> db(raw, sqlite3_close_v2);
+  if (rc != SQLITE_OK) throw_sqlite_error(db.get(), rc, ":memory:", "opening it");
+  execute_sql(db.get(), ddl, ":memory:");
+  std::map<std::string, std::vector<std::string>> tables;
+  SqliteStatement names(db.get(), "SELECT name FROM sqlite_schema WHERE type = 'table'",
+                        ":memory:");
+  while (names.step()) tables[names.column_text(0)] = {};
+  for (auto& [table, columns] : tables) columns = table_columns(db.get(), table, ":memory:");
+  return tables;
+}
+
 int table_count(sqlite3* db, const std::string& path) {
   SqliteStatement count(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'table'", path);
   count.step();
@@ -209,6 +256,29 @@ void check_schema_version(int found_version, const std::string& path) {
       "versions from {}) only; files of other versions are never migrated: re-create the "
       "dataset or use the nnergy version that wrote it (docs/dataset.md)",
       path, found_version, kDatasetSchemaVersion, kOldestReadableSchemaVersion));
+}
+
+void check_schema_tables(sqlite3* db, int version, const std::string& path) {
+  static const auto version1 = tables_of(kDdl);
+  static const auto version2 = tables_of(dataset_schema_ddl());
+  const auto& expected = version >= 2 ? version2 : version1;
+  for (const auto& [table, columns] : expected) {
+    const std::vector<std::string> found = table_columns(db, table, path);
+    if (found.empty()) {
+      throw InvalidInput(fmt::format(
+          "dataset '{}' has schema version {} but no table '{}': not an nnergy dataset, or one "
+          "changed outside nnergy",
+          path, version, table));
+    }
+    for (const std::string& column : columns) {
+      if (std::find(found.begin(), found.end(), column) == found.end()) {
+        throw InvalidInput(fmt::format(
+            "dataset '{}' has schema version {} but its table '{}' has no column '{}': not an "
+            "nnergy dataset, or one changed outside nnergy",
+            path, version, table, column));
+      }
+    }
+  }
 }
 
 void create_schema(sqlite3* db, const std::string& path) {

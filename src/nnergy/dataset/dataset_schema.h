@@ -33,6 +33,12 @@ void create_schema(sqlite3* db, const std::string& path);
 /// kOldestReadableSchemaVersion <= `found_version` <= kDatasetSchemaVersion.
 void check_schema_version(int found_version, const std::string& path);
 
+/// Throws InvalidInput naming `path` unless the file open on `db`, of the readable schema version
+/// `version`, has every table and column of that version, and SQLite can read its schema: a file
+/// whose version stamp says nnergy but whose tables were dropped or changed is refused when it is
+/// opened, not with an internal error at its first query. Extra tables and columns are allowed.
+void check_schema_tables(sqlite3* db, int version, const std::string& path);
+
 /// Brings the file open on `db`, of a readable version older than kDatasetSchemaVersion, to
 /// kDatasetSchemaVersion in one transaction: 1 -> 2 creates `published_measurements` and
 /// changes no existing row. Records `migrated_from_schema_version`, `migrated_tool_version` and

@@ -235,7 +235,10 @@ DatasetStore DatasetStore::open(const std::string& path, OpenMode mode, int busy
 
   // Read the version before writing anything: a file of another version is left untouched.
   const int version = read_schema_version(db, path);
-  if (version != 0) check_schema_version(version, path);
+  if (version != 0) {
+    check_schema_version(version, path);
+    check_schema_tables(db, version, path);
+  }
   store.schema_version_ = version == 0 ? kDatasetSchemaVersion : version;
   const bool read_only = sqlite3_db_readonly(db, "main") == 1;
   if (version == 0 && read_only) {

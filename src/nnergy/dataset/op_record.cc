@@ -52,7 +52,8 @@ OpRecord op_record(const graph::Network& network, const graph::Node& node,
 
   nlohmann::ordered_json attributes = nlohmann::ordered_json::object();
   for (const auto& [key, value] : node.attributes) {
-    std::visit([&attributes, &key](const auto& v) { attributes[key] = v; }, value);
+    // An init-capture, not `&key`: clang before 16 cannot capture a structured binding.
+    std::visit([&attributes, &name = key](const auto& v) { attributes[name] = v; }, value);
   }
   record.attributes_json = attributes.dump();
 

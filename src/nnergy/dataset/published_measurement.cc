@@ -223,6 +223,12 @@ PublishedReadResult parse_published_measurements(std::string_view json_text,
         "{}: not valid JSON at line {}, column {} (byte offset {}): expected a JSON list of "
         "published-measurement records; the parser says: {}",
         source_name, line, column, offset, e.what()));
+  } catch (const json::out_of_range& e) {
+    // Thrown by the parser for a number beyond double's range (1e999): also not readable JSON.
+    throw InvalidInput(fmt::format(
+        "{}: not valid JSON: expected a JSON list of published-measurement records; the parser "
+        "says: {}",
+        source_name, e.what()));
   }
   if (!root.is_array()) {
     throw InvalidInput(fmt::format(

@@ -84,7 +84,7 @@ CalibratedParameters read_calibrated_parameters(const std::filesystem::path& pat
   json root;
   try {
     root = json::parse(text.str());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range: a number > 1e308
     throw InvalidInput(where + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   if (!root.is_object() || root.value("schema_version", 0) != 1 || !root.contains("generations") ||

@@ -212,7 +212,7 @@ DeviceCatalog DeviceCatalog::parse(const std::string& text, const std::string& s
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range: a number > 1e308
     throw InvalidInput(source + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   if (!root.is_object() || !root.contains("devices") || !root["devices"].is_array()) {

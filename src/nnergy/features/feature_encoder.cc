@@ -57,7 +57,7 @@ std::string where(const dataset::OpRecord& op) {
 json parse_stored(const std::string& text, const dataset::OpRecord& op, const char* field) {
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range: a number > 1e308
     throw InvalidInput(fmt::format("{}: {} is not valid JSON: {}", where(op), field, e.what()));
   }
 }

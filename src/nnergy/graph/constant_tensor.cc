@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <type_traits>
 
@@ -209,6 +210,44 @@ T arithmetic(Arith op, T x, T y, bool fmod) {
   return T{};
 }
 
+// `arithmetic` on int64s, or nothing where the result is not an int64 (a file's constants can
+// be anything): division by zero, overflow (INT64_MIN / -1 included), a power beyond int64.
+std::optional<std::int64_t> integer_arithmetic(Arith op, std::int64_t x, std::int64_t y,
+                                               bool fmod) {
+  std::int64_t r = 0;
+  switch (op) {
+    case Arith::kAdd:
+      if (__builtin_add_overflow(x, y, &r)) return std::nullopt;
+      return r;
+    case Arith::kSub:
+      if (__builtin_sub_overflow(x, y, &r)) return std::nullopt;
+      return r;
+    case Arith::kMul:
+      if (__builtin_mul_overflow(x, y, &r)) return std::nullopt;
+      return r;
+    case Arith::kDiv:
+    case Arith::kMod:
+      if (y == 0 || (x == std::numeric_limits<std::int64_t>::min() && y == -1)) {
+        return std::nullopt;
+      }
+      if (op == Arith::kDiv) return x / y;
+      r = x % y;
+      // Without fmod the result takes the divisor's sign; r + y cannot overflow here because r
+      // and y then have opposite signs.
+      if (!fmod && r != 0 && ((r < 0) != (y < 0))) r += y;
+      return r;
+    case Arith::kPow: {
+      const double p = std::pow(static_cast<double>(x), static_cast<double>(y));
+      if (!(p >= -0x1p63 && p < 0x1p63)) return std::nullopt;
+      return static_cast<std::int64_t>(p);
+    }
+    case Arith::kMax:
+    case Arith::kMin:
+      return arithmetic(op, x, y, fmod);
+  }
+  return std::nullopt;
+}
+
 template <typename T>
 bool comparison(Compare op, T x, T y) {
   switch (op) {
@@ -244,9 +283,9 @@ Value binary_arith(const ConstantTensor& a, const ConstantTensor& b, Arith op, b
       out->reals[k] = arithmetic(op, a.real_at(ia[k]), b.real_at(ib[k]), fmod);
       continue;
     }
-    const std::int64_t y = b.integer_at(ib[k]);
-    if ((op == Arith::kDiv || op == Arith::kMod) && y == 0) return std::nullopt;
-    out->integers[k] = arithmetic(op, a.integer_at(ia[k]), y, fmod);
+    const auto r = integer_arithmetic(op, a.integer_at(ia[k]), b.integer_at(ib[k]), fmod);
+    if (!r) return std::nullopt;
+    out->integers[k] = *r;
   }
   return out;
 }
@@ -296,9 +335,13 @@ Value unary(const ConstantTensor& x, const std::string& op) {
     } else if (op == "Neg" || op == "Abs") {
       // Exact in int64 (for all values but the minimum), unlike a round trip through double.
       const std::int64_t v = x.integers[i];
+      if (v == std::numeric_limits<std::int64_t>::min()) return std::nullopt;
       out.integers[i] = op == "Neg" || v < 0 ? -v : v;
     } else {
-      out.integers[i] = static_cast<std::int64_t>(f(static_cast<double>(x.integers[i])));
+      // Through double: a result at 2^63 (from an input near INT64_MAX) is not an int64.
+      const double v = f(static_cast<double>(x.integers[i]));
+      if (!(v >= -0x1p63 && v < 0x1p63)) return std::nullopt;
+      out.integers[i] = static_cast<std::int64_t>(v);
     }
   }
   return out;

@@ -212,6 +212,23 @@ Network import_onnx_bytes(const std::string& bytes, const std::string& source,
   if (!parsed.has_graph() || parsed.graph().node_size() == 0) {
     throw InvalidInput(source + ": ONNX model has no graph nodes (truncated or not ONNX?)");
   }
+  // A node input that nothing defines is refused before ONNX shape inference sees it: ONNX 1.12's
+  // data propagation dereferences a null pointer on some of them (found by fuzz/onnx_import).
+  {
+    std::set<std::string> defined;
+    for (const auto& v : parsed.graph().input()) defined.insert(v.name());
+    for (const auto& init : parsed.graph().initializer()) defined.insert(init.name());
+    for (const auto& node : parsed.graph().node())
+      defined.insert(node.output().begin(), node.output().end());
+    for (const auto& node : parsed.graph().node()) {
+      for (const auto& in : node.input()) {
+        if (!in.empty() && defined.count(in) == 0) {
+          throw InvalidInput(source + ": node '" + node.name() + "' (op " + node.op_type() +
+                             ") reads '" + in + "', which no node, input or initializer produces");
+        }
+      }
+    }
+  }
 
   std::set<std::string> initializer_names;
   for (const auto& init : parsed.graph().initializer()) initializer_names.insert(init.name());
@@ -255,6 +272,16 @@ Network import_onnx_bytes(const std::string& bytes, const std::string& source,
       throw InvalidInput(source + ": the shape of " + what +
                          " could not be inferred although every input dimension is bound" +
                          explain_unknown_shape(model, producer));
+    }
+    // Every later count (elements, bytes, MACs) multiplies these dimensions: a negative one or
+    // a product beyond int64 is a broken file, not a shape to cost.
+    std::int64_t elements = 1;
+    for (std::int64_t dim : it->second.shape) {
+      if (dim < 0 || __builtin_mul_overflow(elements, dim, &elements)) {
+        throw InvalidInput(
+            source + ": tensor '" + name + "' has the shape " + to_string(it->second.shape) +
+            (dim < 0 ? ", with a negative dimension" : ", whose element count is beyond 2^63"));
+      }
     }
     TensorInfo tensor;
     tensor.name = name;

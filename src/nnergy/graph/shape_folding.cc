@@ -282,8 +282,9 @@ void fold_shape_computations(onnx::ModelProto& model) {
   for (const auto& init : graph->initializer()) {
     if (is_floating_type(init.data_type())) {
       std::int64_t n = 1;
-      for (std::int64_t d : init.dims()) n *= d;
-      if (n > 1) continue;
+      bool large = false;  // more elements than int64 holds: a file's dims are not to be trusted
+      for (std::int64_t d : init.dims()) large = large || __builtin_mul_overflow(n, d, &n);
+      if (large || n > 1) continue;
     }
     if (auto v = read_constant(init)) values.emplace(init.name(), std::move(*v));
   }

@@ -240,7 +240,7 @@ ModelFile ModelFile::parse(const std::string& text, const std::string& source,
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range: a number > 1e308
     throw InvalidInput(source + ": not an nnergy model file: not valid JSON (" +
                        std::string(e.what()) + ")");
   }

@@ -755,7 +755,7 @@ std::vector<PowerTrace> read_nnergy_json(const std::string& text, TraceCollector
   json root;
   try {
     root = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range: a number > 1e308
     throw InvalidInput(file + ": not valid JSON: " + e.what());
   }
   if (!root.is_object() || !root.contains("sources") || !root["sources"].is_array()) {

@@ -29,7 +29,9 @@ const std::vector<std::pair<std::string, TimeKey>>& time_groupings() {
   static const std::vector<std::pair<std::string, TimeKey>> groupings = [] {
     std::vector<std::pair<std::string, TimeKey>> out;
     for (const auto& [name, key] : run_groupings()) {
-      out.emplace_back(name, [key](const network::EvaluatedTime& t) { return key(t.measurement); });
+      // An init-capture, not `[key]`: clang before 16 cannot capture a structured binding.
+      out.emplace_back(name,
+                       [by = key](const network::EvaluatedTime& t) { return by(t.measurement); });
     }
     return out;
   }();
