@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -144,12 +145,20 @@ AccountRun load_account_run(const AccountInputs& inputs, const TraceReaderRegist
   }
   if (!std::isfinite(base)) base = loaded.front().offset_s;
   run.base_epoch_s = base;
+  // Moved, not copied, and each trace's events freed once taken: a trace of a million events
+  // is never held twice.
+  std::size_t total = 0;
+  for (const Loaded& l : loaded) total += l.trace.events.size();
   for (Loaded& l : loaded) {
     const double shift = l.offset_s - base;
-    for (TraceEvent& event : l.trace.events) {
-      event.start_s += shift;
-      run.events.push_back(std::move(event));
+    for (TraceEvent& event : l.trace.events) event.start_s += shift;
+    if (run.events.empty()) {
+      run.events = std::move(l.trace.events);
+      run.events.reserve(total);
+    } else {
+      std::move(l.trace.events.begin(), l.trace.events.end(), std::back_inserter(run.events));
     }
+    l.trace.events = {};
   }
 
   std::map<std::string, std::vector<measure::PowerTrace>> by_device;

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 #include <regex>
+#include <utility>
+#include <vector>
 
 #include "nnergy/account/chrome_event_parser.h"
 #include "nnergy/account/trace_reader.h"
@@ -25,14 +27,74 @@ std::string device_of_process(const std::string& process_name) {
   return "cpu";
 }
 
+// TF writes each GPU stream and "memcpy" as its own process; all run on that GPU. The devices
+// come from the process_name events, which may follow the events they name: each event keeps its
+// pid until the end.
+class TfTimelineReading final : public TraceReading {
+ public:
+  explicit TfTimelineReading(std::string file_label) : label_(std::move(file_label)) {
+    trace_.format = "tf-timeline";
+    trace_.epoch_offset_s = 0.0;  // ts are epoch µs
+  }
+
+  void add(const simdjson::dom::element& event, std::size_t index) override {
+    const ChromeEventFields fields = parse_chrome_event(event, index, label_);
+    if (fields.phase == "M" && fields.name == "process_name") {
+      device_of_pid_[fields.pid] = device_of_process(string_arg(fields, "name"));
+      return;
+    }
+    if (fields.phase != "X") return;
+    if (!(fields.dur_us >= 0) || !std::isfinite(fields.ts_us)) {
+      ++negative_;
+      return;
+    }
+    TraceEvent out;
+    out.thread = fields.tid ^ (fields.pid * 0x9e3779b97f4a7c15ULL);
+    out.name = string_arg(fields, "op");
+    if (out.name.empty()) out.name = std::string(fields.name);
+    out.category = std::string(fields.category);
+    out.scoped_name = string_arg(fields, "name");
+    out.start_s = fields.ts_us * 1e-6;
+    out.duration_s = fields.dur_us * 1e-6;
+    trace_.events.push_back(std::move(out));
+    pids_.push_back(fields.pid);
+  }
+
+  void reserve_for_share(double share_read) override {
+    reserve_events_for_share(trace_.events, share_read);
+    pids_.reserve(trace_.events.capacity());
+  }
+
+  EventTrace finish(const TraceShape& /*shape*/) override {
+    for (std::size_t i = 0; i < trace_.events.size(); ++i) {
+      const auto device = device_of_pid_.find(pids_[i]);
+      trace_.events[i].device = device == device_of_pid_.end() ? "cpu" : device->second;
+    }
+    if (negative_ > 0) {
+      trace_.warnings.push_back(label_ + ": " + std::to_string(negative_) +
+                                " events with a negative or non-finite duration dropped");
+    }
+    return std::move(trace_);
+  }
+
+ private:
+  std::string label_;
+  EventTrace trace_;
+  std::vector<std::uint64_t> pids_;  // per event of trace_
+  std::map<std::uint64_t, std::string> device_of_pid_;
+  std::size_t negative_ = 0;
+};
+
 class TfTimelineReader final : public TraceReader {
  public:
   std::string name() const override { return "tf-timeline"; }
 
-  bool recognizes(const simdjson::dom::element& document) const override {
-    simdjson::dom::array events;
-    if (document["traceEvents"].get_array().get(events) != simdjson::SUCCESS) return false;
-    for (const simdjson::dom::element event : events) {
+  // A TF timeline names its devices in process_name events before its ops: they are in the first
+  // batch of events (about a megabyte of the file).
+  bool recognizes(const TraceShape& shape,
+                  const simdjson::dom::array* first_events) const override {
+    if (shape.bare_array || first_events == nullptr) return false;
+    for (const simdjson::dom::element event : *first_events) {
       std::string_view phase;
       std::string_view process;
       if (event["ph"].get_string().get(phase) == simdjson::SUCCESS && phase == "M" &&
@@ -44,47 +106,9 @@ class TfTimelineReader final : public TraceReader {
     return false;
   }
 
-  EventTrace read(const simdjson::dom::element& document,
-                  const std::string& file_label) const override {
-    EventTrace trace;
-    trace.format = "tf-timeline";
-    trace.epoch_offset_s = 0.0;  // ts are epoch µs
-    const simdjson::dom::array events = document["traceEvents"].get_array().value_unsafe();
-    std::map<std::uint64_t, std::string> device_of_pid;
-    std::size_t index = 0;
-    for (const simdjson::dom::element event : events) {
-      const ChromeEventFields fields = parse_chrome_event(event, index++, file_label);
-      if (fields.phase == "M" && fields.name == "process_name") {
-        device_of_pid[fields.pid] = device_of_process(string_arg(fields, "name"));
-      }
-    }
-    index = 0;
-    std::size_t negative = 0;
-    for (const simdjson::dom::element event : events) {
-      const ChromeEventFields fields = parse_chrome_event(event, index++, file_label);
-      if (fields.phase != "X") continue;
-      if (!(fields.dur_us >= 0) || !std::isfinite(fields.ts_us)) {
-        ++negative;
-        continue;
-      }
-      const auto device = device_of_pid.find(fields.pid);
-      // TF writes each GPU stream and "memcpy" as its own process; all run on that GPU.
-      TraceEvent out;
-      out.device = device == device_of_pid.end() ? "cpu" : device->second;
-      out.thread = fields.tid ^ (fields.pid * 0x9e3779b97f4a7c15ULL);
-      out.name = string_arg(fields, "op");
-      if (out.name.empty()) out.name = std::string(fields.name);
-      out.category = std::string(fields.category);
-      out.scoped_name = string_arg(fields, "name");
-      out.start_s = fields.ts_us * 1e-6;
-      out.duration_s = fields.dur_us * 1e-6;
-      trace.events.push_back(std::move(out));
-    }
-    if (negative > 0) {
-      trace.warnings.push_back(file_label + ": " + std::to_string(negative) +
-                               " events with a negative or non-finite duration dropped");
-    }
-    return trace;
+  std::unique_ptr<TraceReading> start(const TraceShape& /*shape*/,
+                                      const std::string& file_label) const override {
+    return std::make_unique<TfTimelineReading>(file_label);
   }
 };
 

@@ -1,5 +1,8 @@
 #include "nnergy/account/trace_reader.h"
 
+#include <algorithm>
+#include <cstdio>
+
 #include "nnergy/core/error.h"
 
 namespace nnergy::account {
@@ -19,37 +22,69 @@ std::vector<std::string> TraceReaderRegistry::names() const {
   return result;
 }
 
-EventTrace TraceReaderRegistry::read_padded(const simdjson::padded_string& text,
-                                            const std::string& file_label) const {
-  simdjson::dom::parser parser;
-  simdjson::dom::element document;
-  if (const auto error = parser.parse(text).get(document); error != simdjson::SUCCESS) {
+EventTrace TraceReaderRegistry::read_stream(const ByteSource& source, const std::string& file_label,
+                                            std::optional<std::size_t> total_bytes) const {
+  std::unique_ptr<TraceReading> reading;
+  const auto choose = [&](const TraceShape& shape, const simdjson::dom::array* first_events) {
+    for (const auto& reader : readers_) {
+      if (reader->recognizes(shape, first_events)) {
+        reading = reader->start(shape, file_label);
+        return;
+      }
+    }
     throw InvalidInput(file_label +
-                       ": expected a JSON program trace (Chrome/Kineto, torch, TF "
-                       "timeline), found unparsable JSON: " +
-                       simdjson::error_message(error));
-  }
-  for (const auto& reader : readers_) {
-    if (reader->recognizes(document)) return reader->read(document, file_label);
-  }
-  throw InvalidInput(file_label +
-                     ": expected a program trace (a JSON array of events or an object with "
-                     "\"traceEvents\"), found JSON no reader recognizes; readers: " +
-                     join_with_commas(names()));
+                       ": expected a program trace (a JSON array of events or an object with "
+                       "\"traceEvents\"), found JSON no reader recognizes; readers: " +
+                       join_with_commas(names()));
+  };
+  const TraceShape shape = stream_trace_events(
+      source, file_label,
+      [&](const TraceShape& so_far, const simdjson::dom::array& events, std::size_t first) {
+        const bool first_batch = !reading;
+        if (first_batch) choose(so_far, &events);
+        std::size_t index = first;
+        for (const simdjson::dom::element event : events) reading->add(event, index++);
+        if (first_batch && total_bytes && *total_bytes > 0 && so_far.bytes_read > 0) {
+          reading->reserve_for_share(std::min(
+              1.0, static_cast<double>(so_far.bytes_read) / static_cast<double>(*total_bytes)));
+        }
+      });
+  if (!reading) choose(shape, nullptr);
+  return reading->finish(shape);
 }
 
-EventTrace TraceReaderRegistry::read_text(const std::string& text,
+EventTrace TraceReaderRegistry::read_text(std::string_view text,
                                           const std::string& file_label) const {
-  return read_padded(simdjson::padded_string(text), file_label);
+  return read_stream(text_source(text), file_label, text.size());
 }
 
 EventTrace TraceReaderRegistry::read_file(const std::filesystem::path& path) const {
-  // Loaded straight into simdjson's padded buffer: one copy of a possibly large file.
-  simdjson::padded_string text;
-  if (simdjson::padded_string::load(path.string()).get(text) != simdjson::SUCCESS) {
-    throw InvalidInput(path.string() + ": cannot open the program trace for reading");
+  const std::string label = path.string();
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(label.c_str(), "rb"),
+                                                       &std::fclose);
+  if (!file || std::filesystem::is_directory(path)) {
+    throw InvalidInput(label + ": cannot open the program trace for reading");
   }
-  return read_padded(text, path.string());
+  std::error_code error;
+  const std::uintmax_t bytes = std::filesystem::file_size(path, error);
+  const std::optional<std::size_t> size =
+      error ? std::nullopt : std::optional<std::size_t>(static_cast<std::size_t>(bytes));
+  return read_stream(
+      [&](char* buffer, std::size_t capacity) {
+        const std::size_t n = std::fread(buffer, 1, capacity, file.get());
+        if (n == 0 && std::ferror(file.get())) {
+          throw InvalidInput(label + ": cannot read the program trace (I/O error)");
+        }
+        return n;
+      },
+      label, size);
+}
+
+void reserve_events_for_share(std::vector<TraceEvent>& events, double share_read) {
+  if (!(share_read > 0)) return;
+  const double expected = static_cast<double>(events.size()) / share_read * 1.02 + 16;
+  // At most a billion events: a tiny first share of a huge file must not reserve absurdly.
+  events.reserve(static_cast<std::size_t>(std::min(expected, 1e9)));
 }
 
 void register_standard_trace_readers(TraceReaderRegistry& registry) {

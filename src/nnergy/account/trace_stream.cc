@@ -1,0 +1,314 @@
+// Streaming the event array of a Chrome-trace-format file. Written by hand because simdjson (DOM
+// and On Demand alike) indexes a whole document at once: for a trace of a million events that is
+// several times the file's size in memory. Here only the array's boundaries are tracked (nesting,
+// strings and their escapes), and simdjson parses each batch of whole elements.
+#include "nnergy/account/trace_stream.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+
+#include "nnergy/core/error.h"
+
+namespace nnergy::account {
+namespace {
+
+constexpr std::size_t kReadBlock = std::size_t{1} << 20;
+
+std::string describe(int c) {
+  if (c < 0) return "the end of the file";
+  if (c >= 0x20 && c < 0x7f) return fmt::format("'{}'", static_cast<char>(c));
+  return fmt::format("byte 0x{:02x}", c);
+}
+
+bool is_space(int c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// The bytes of a source, a block at a time, with the offset of the current byte for messages.
+class Scanner {
+ public:
+  Scanner(const ByteSource& source, const std::string& file_label)
+      : source_(source), label_(file_label), block_(new char[kReadBlock]) {}
+
+  // The current byte, or -1 at the end of the input.
+  int peek() {
+    if (pos_ == size_ && !refill()) return -1;
+    return static_cast<unsigned char>(block_[pos_]);
+  }
+  void advance() { ++pos_; }
+  std::size_t offset() const { return consumed_ + pos_; }
+
+  void skip_whitespace() {
+    for (;;) {
+      const int c = peek();
+      if (!is_space(c)) return;
+      ++pos_;
+    }
+  }
+
+  // A UTF-8 byte order mark at the very start.
+  void skip_byte_order_mark() {
+    if (peek() != 0xEF) return;
+    if (size_ - pos_ >= 3 && std::memcmp(block_.get() + pos_, "\xEF\xBB\xBF", 3) == 0) pos_ += 3;
+  }
+
+  [[noreturn]] void fail(const std::string& expected, int found) const {
+    throw InvalidInput(fmt::format("{}: byte {}: expected {}, found {}", label_, offset(), expected,
+                                   describe(found)));
+  }
+
+  // Appends the raw text of the JSON value that starts here (after whitespace) to `out`: a
+  // string, a container with everything inside it, or a scalar up to its delimiter.
+  void scan_value(std::string& out, const std::string& what) {
+    skip_whitespace();
+    const int first = peek();
+    if (first < 0 || first == ',' || first == ']' || first == '}' || first == ':') {
+      fail(what, first);
+    }
+    int depth = 0;
+    bool in_string = false;
+    bool escape = false;
+    std::size_t start = pos_;
+    for (;;) {
+      if (pos_ == size_) {
+        out.append(block_.get() + start, pos_ - start);
+        if (!refill()) {
+          if (in_string || depth > 0) {
+            fail(fmt::format("the rest of {} (the file ends inside it)", what), -1);
+          }
+          return;  // a scalar ending the input
+        }
+        start = 0;
+        continue;
+      }
+      const char* data = block_.get();
+      if (in_string) {
+        if (escape) {
+          escape = false;
+          ++pos_;
+          continue;
+        }
+        while (pos_ < size_ && data[pos_] != '"' && data[pos_] != '\\') ++pos_;
+        if (pos_ == size_) continue;
+        if (data[pos_] == '\\') {
+          escape = true;
+          ++pos_;
+          continue;
+        }
+        in_string = false;
+        ++pos_;
+        if (depth == 0) break;
+        continue;
+      }
+      const char c = data[pos_];
+      if (c == '"') {
+        in_string = true;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (depth == 0) break;
+        if (--depth == 0) {
+          ++pos_;
+          break;
+        }
+      } else if (depth == 0 && (c == ',' || c == ':' || is_space(c))) {
+        break;
+      }
+      ++pos_;
+    }
+    out.append(block_.get() + start, pos_ - start);
+  }
+
+ private:
+  bool refill() {
+    consumed_ += size_;
+    pos_ = 0;
+    size_ = source_(block_.get(), kReadBlock);
+    return size_ > 0;
+  }
+
+  const ByteSource& source_;
+  const std::string& label_;
+  std::unique_ptr<char[]> block_;
+  std::size_t size_ = 0;
+  std::size_t pos_ = 0;
+  std::size_t consumed_ = 0;
+};
+
+// Collects whole elements of the event array as "[e1,e2,...]" and hands each batch, parsed, on.
+class Batcher {
+ public:
+  Batcher(const std::string& file_label, const EventBatchHandler& on_batch, std::size_t batch_bytes,
+          TraceShape& shape)
+      : label_(file_label), on_batch_(on_batch), batch_bytes_(batch_bytes), shape_(shape) {
+    text_.reserve(batch_bytes + batch_bytes / 4 + simdjson::SIMDJSON_PADDING);
+    text_ = "[";
+  }
+
+  void add(Scanner& scanner) {
+    if (count_ > 0) text_ += ',';
+    scanner.scan_value(text_, fmt::format("event {} (a JSON value)", first_ + count_));
+    ++count_;
+    if (text_.size() >= batch_bytes_) flush(scanner.offset());
+  }
+
+  // `offset`: the bytes read up to the batch's end.
+  void flush(std::size_t offset) {
+    if (count_ == 0) return;
+    shape_.bytes_read = offset;
+    text_ += ']';
+    simdjson::dom::element document;
+    if (const auto error = parser_.parse(text_).get(document); error != simdjson::SUCCESS) {
+      throw InvalidInput(
+          fmt::format("{}: expected JSON events, found unparsable JSON in events {} to {}: {}",
+                      label_, first_, first_ + count_ - 1, simdjson::error_message(error)));
+    }
+    on_batch_(shape_, document.get_array().value_unsafe(), first_);
+    first_ += count_;
+    count_ = 0;
+    text_.assign("[");
+  }
+
+  std::size_t total() const { return first_ + count_; }
+
+ private:
+  const std::string& label_;
+  const EventBatchHandler& on_batch_;
+  std::size_t batch_bytes_;
+  TraceShape& shape_;
+  simdjson::dom::parser parser_;
+  std::string text_;
+  std::size_t first_ = 0;  // index of the batch's first element
+  std::size_t count_ = 0;  // elements in the batch
+};
+
+void stream_elements(Scanner& scanner, Batcher& batcher) {
+  scanner.skip_whitespace();
+  if (scanner.peek() == ']') {
+    scanner.advance();
+    return;
+  }
+  for (;;) {
+    batcher.add(scanner);
+    scanner.skip_whitespace();
+    const int c = scanner.peek();
+    if (c == ',') {
+      scanner.advance();
+      continue;
+    }
+    if (c == ']') {
+      scanner.advance();
+      break;
+    }
+    scanner.fail(fmt::format("',' or ']' after event {}", batcher.total() - 1), c);
+  }
+  batcher.flush(scanner.offset());
+}
+
+std::string member_name(const std::string& raw, const std::string& file_label) {
+  if (raw.find('\\') == std::string::npos) return raw.substr(1, raw.size() - 2);
+  simdjson::dom::parser parser;
+  std::string_view name;
+  if (parser.parse(raw).get_string().get(name) != simdjson::SUCCESS) {
+    throw InvalidInput(file_label + ": expected a member name (a JSON string), found " + raw);
+  }
+  return std::string(name);
+}
+
+}  // namespace
+
+std::optional<double> TraceMembers::number(std::string_view key) const {
+  for (const auto& [name, text] : raw) {
+    if (name != key) continue;
+    simdjson::dom::parser parser;
+    double value = 0;
+    if (parser.parse(text).get_double().get(value) == simdjson::SUCCESS) return value;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+TraceShape stream_trace_events(const ByteSource& source, const std::string& file_label,
+                               const EventBatchHandler& on_batch, std::size_t batch_bytes) {
+  TraceShape shape;
+  Scanner scanner(source, file_label);
+  Batcher batcher(file_label, on_batch, batch_bytes, shape);
+  scanner.skip_byte_order_mark();
+  scanner.skip_whitespace();
+  const int first = scanner.peek();
+  if (first == '[') {
+    shape.bare_array = true;
+    shape.has_event_array = true;
+    scanner.advance();
+    stream_elements(scanner, batcher);
+  } else if (first == '{') {
+    scanner.advance();
+    scanner.skip_whitespace();
+    if (scanner.peek() == '}') {
+      scanner.advance();
+    } else {
+      for (;;) {
+        scanner.skip_whitespace();
+        if (scanner.peek() != '"') scanner.fail("a member name (a string)", scanner.peek());
+        std::string raw_name;
+        scanner.scan_value(raw_name, "a member name");
+        const std::string name = member_name(raw_name, file_label);
+        scanner.skip_whitespace();
+        if (scanner.peek() != ':') scanner.fail("':' after \"" + name + "\"", scanner.peek());
+        scanner.advance();
+        scanner.skip_whitespace();
+        if (name == "traceEvents" && !shape.has_event_array && scanner.peek() == '[') {
+          shape.has_event_array = true;
+          scanner.advance();
+          stream_elements(scanner, batcher);
+        } else {
+          std::string value;
+          scanner.scan_value(value, "the value of \"" + name + "\"");
+          shape.members.raw.emplace_back(name, std::move(value));
+        }
+        scanner.skip_whitespace();
+        const int c = scanner.peek();
+        if (c == ',') {
+          scanner.advance();
+          continue;
+        }
+        if (c == '}') {
+          scanner.advance();
+          break;
+        }
+        scanner.fail("',' or '}' after \"" + name + "\"", c);
+      }
+    }
+  } else {
+    throw InvalidInput(file_label +
+                       ": expected a JSON program trace (an array of events or an object with "
+                       "\"traceEvents\"), found " +
+                       describe(first));
+  }
+  scanner.skip_whitespace();
+  if (scanner.peek() >= 0) scanner.fail("the end of the file after the trace", scanner.peek());
+  shape.event_count = batcher.total();
+  shape.bytes_read = scanner.offset();
+  // The other members are kept as text: check that each is JSON, as a whole-document parse would.
+  simdjson::dom::parser parser;
+  for (const auto& [name, text] : shape.members.raw) {
+    simdjson::dom::element value;
+    if (const auto error = parser.parse(text).get(value); error != simdjson::SUCCESS) {
+      throw InvalidInput(fmt::format("{}: member \"{}\": expected JSON, found unparsable JSON: {}",
+                                     file_label, name, simdjson::error_message(error)));
+    }
+  }
+  return shape;
+}
+
+ByteSource text_source(std::string_view text) {
+  return [text, offset = std::size_t{0}](char* buffer, std::size_t capacity) mutable {
+    const std::size_t n = std::min(capacity, text.size() - offset);
+    std::memcpy(buffer, text.data() + offset, n);
+    offset += n;
+    return n;
+  };
+}
+
+}  // namespace nnergy::account
