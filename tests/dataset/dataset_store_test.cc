@@ -2,8 +2,12 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -221,6 +225,44 @@ TEST_F(DatasetTest, AddingTheSameRowsTwiceDuplicatesNothing) {
   EXPECT_EQ(store.ops().size(), 4u);
   EXPECT_EQ(store.networks().size(), 1u);
   EXPECT_EQ(store.networks()[0].op_counts.size(), 4u);
+}
+
+// A dataset deleted while another process's connection kept its -wal and -shm: a new file of
+// that name cannot be written, and the message says which files are left over, not only "disk
+// I/O error".
+TEST_F(DatasetTest, ALeftOverWriteAheadLogIsNamedInTheError) {
+  const std::string path = file("replaced.sqlite");
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // holds a WAL connection with a committed write, until killed
+    sqlite3* db = nullptr;
+    if (sqlite3_open(path.c_str(), &db) != SQLITE_OK ||
+        sqlite3_exec(db, "PRAGMA journal_mode=WAL; CREATE TABLE t(x); INSERT INTO t VALUES(1);",
+                     nullptr, nullptr, nullptr) != SQLITE_OK) {
+      _exit(1);
+    }
+    if (write(ready[1], "r", 1) != 1) _exit(1);
+    pause();
+    _exit(0);
+  }
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  ASSERT_TRUE(std::filesystem::exists(path + "-wal"));
+  std::filesystem::remove(path);
+  try {
+    DatasetStore fresh = DatasetStore::open(path);
+    fresh.add_device(cpu_device());
+    ADD_FAILURE() << "a new dataset beside another file's write-ahead log was written";
+  } catch (const InvalidInput& e) {
+    EXPECT_THAT(e.what(), HasSubstr("replaced.sqlite-wal"));
+    EXPECT_THAT(e.what(), HasSubstr("remove them"));
+  }
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  close(ready[0]);
+  close(ready[1]);
 }
 
 TEST_F(DatasetTest, ResumeKeyIsMeasuredOnlyForAnOkRowOfThatExactKeyAndDevice) {

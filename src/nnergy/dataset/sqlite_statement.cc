@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "nnergy/core/error.h"
 
 namespace nnergy::dataset {
@@ -31,9 +33,20 @@ void throw_sqlite_error(sqlite3* db, int rc, const std::string& path, std::strin
                       path, what, detail));
     case SQLITE_FULL:
     case SQLITE_IOERR:
-    case SQLITE_PERM:
-      throw InvalidInput(fmt::format("dataset '{}' could not be written while {}; SQLite: {}", path,
-                                     what, detail));
+    case SQLITE_PERM: {
+      // The usual I/O error on a healthy disk: a dataset file deleted or replaced while its
+      // write-ahead log stayed, which SQLite then refuses to apply to the new file.
+      std::error_code ignored;
+      const bool stale_log = (rc & 0xff) == SQLITE_IOERR &&
+                             std::filesystem::exists(path + "-wal", ignored) &&
+                             std::filesystem::exists(path + "-shm", ignored);
+      throw InvalidInput(fmt::format(
+          "dataset '{}' could not be written while {}; SQLite: {}{}", path, what, detail,
+          stale_log ? fmt::format(" (if '{0}' was deleted or replaced while '{0}-wal' and "
+                                  "'{0}-shm' stayed, they belong to the old file: remove them)",
+                                  path)
+                    : ""));
+    }
     default:
       throw InternalError(fmt::format("SQLite error on dataset '{}' while {}: {} (code {})", path,
                                       what, detail, rc));
