@@ -257,6 +257,30 @@ TEST(OnnxImporter, InputsThatNothingDefinesAreRefusedBeforeShapeInference) {
                         "node, input or initializer produces"));
 }
 
+// Found by fuzz/onnx_import: ONNX 1.12's Conv/Pool shape inference divides by the strides
+// (SIGFPE on 0); window attributes and the group below 1 are refused before inference runs.
+TEST(OnnxImporter, WindowAttributesBelowOneAreRefusedBeforeShapeInference) {
+  const std::vector<std::tuple<std::string, std::vector<std::int64_t>, std::string>> cases = {
+      {"strides", {0, 1}, "attribute strides = [0, 1]: expected every value >= 1"},
+      {"dilations", {1, -2}, "attribute dilations = [1, -2]: expected every value >= 1"},
+      {"kernel_shape", {0, 3}, "attribute kernel_shape = [0, 3]: expected every value >= 1"},
+      {"group", {0}, "attribute group = 0: expected a value >= 1"}};
+  for (const auto& [name, values, expected] : cases) {
+    OnnxBuilder b;
+    b.input("x", {1, 3, 8, 8}).output("y");
+    b.initializer("w", {4, 3, 3, 3});
+    onnx::NodeProto& conv = b.node("Conv", {"x", "w"}, {"y"}, "/conv");
+    if (name == "group") {
+      OnnxBuilder::set_int(conv, name, values[0]);
+    } else {
+      OnnxBuilder::set_ints(conv, name, values);
+    }
+    EXPECT_THAT(message_of([&] { import_onnx_bytes(b.bytes(), "window.onnx", {}); }),
+                HasSubstr("window.onnx: node '/conv' (op Conv): " + expected))
+        << name;
+  }
+}
+
 // Found by fuzz/onnx_import: shape arithmetic on a file's int64 constants overflowed (undefined
 // behaviour) while folding; such a value is left unfolded. What ONNX's own inference then makes of
 // the shape varies by op (an error, or a shape it computed itself): the import either succeeds or

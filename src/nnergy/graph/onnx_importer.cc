@@ -2,6 +2,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -227,6 +228,27 @@ Network import_onnx_bytes(const std::string& bytes, const std::string& source,
                              ") reads '" + in + "', which no node, input or initializer produces");
         }
       }
+    }
+  }
+
+  // Window attributes below 1 are refused before ONNX shape inference divides by them (ONNX
+  // 1.12's convPoolShapeInference: SIGFPE on strides 0, found by fuzz/onnx_import).
+  for (const auto& node : parsed.graph().node()) {
+    for (const auto& attribute : node.attribute()) {
+      const std::string& name = attribute.name();
+      const bool window = name == "strides" || name == "dilations" || name == "kernel_shape";
+      if (!window && name != "group") continue;
+      std::vector<std::int64_t> values(attribute.ints().begin(), attribute.ints().end());
+      if (name == "group") values = {attribute.i()};
+      if (std::all_of(values.begin(), values.end(), [](std::int64_t v) { return v >= 1; })) {
+        continue;
+      }
+      std::string listed;
+      for (const std::int64_t v : values)
+        listed += (listed.empty() ? "" : ", ") + std::to_string(v);
+      throw InvalidInput(source + ": node '" + node.name() + "' (op " + node.op_type() +
+                         "): attribute " + name + " = " + (window ? "[" + listed + "]" : listed) +
+                         ": expected " + (window ? "every value" : "a value") + " >= 1");
     }
   }
 
