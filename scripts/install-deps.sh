@@ -7,7 +7,9 @@
 #   scripts/install-deps.sh            also what the tests need (GoogleTest, Google Benchmark, pytest;
 #                                      Debian's Python torch for the live tests of nnergy_torch and of
 #                                      nn.Module predictions; headless Chromium, which opens every
-#                                      kind of HTML report)
+#                                      kind of HTML report; clang 14 with its sanitizer and libFuzzer
+#                                      runtimes and Ninja for the sanitizer and fuzzing step;
+#                                      /usr/bin/time for bench/account_scale.sh)
 #   scripts/install-deps.sh --tools    also what tools/ needs (torchvision, onnx, sklearn, rsvg-convert;
 #                                      torchvision also for tools/python_package_timing.py)
 set -euo pipefail
@@ -22,9 +24,11 @@ packages=(
 )
 case "${1:-}" in
   --main) ;;
-  "") packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-torch python3-pytest chromium) ;;
+  "") packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-torch python3-pytest chromium
+                 clang-14 libclang-rt-14-dev ninja-build time) ;;
   --tools)
-    packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-torch python3-pytest chromium)
+    packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-torch python3-pytest chromium
+               clang-14 libclang-rt-14-dev ninja-build time)
     packages+=(python3-torchvision python3-onnx python3-sklearn librsvg2-bin)
     ;;
   *) echo "install-deps: unknown option '$1'; expected --main, --tools or nothing" >&2; exit 2 ;;

@@ -15,7 +15,8 @@
 namespace nnergy::account {
 namespace {
 
-constexpr std::size_t kReadBlock = std::size_t{1} << 20;
+// 64 KiB reads: few enough calls for a large file, and a small trace allocates little.
+constexpr std::size_t kReadBlock = std::size_t{1} << 16;
 
 std::string describe(int c) {
   if (c < 0) return "the end of the file";
@@ -142,7 +143,8 @@ class Batcher {
   Batcher(const std::string& file_label, const EventBatchHandler& on_batch, std::size_t batch_bytes,
           TraceShape& shape)
       : label_(file_label), on_batch_(on_batch), batch_bytes_(batch_bytes), shape_(shape) {
-    text_.reserve(batch_bytes + batch_bytes / 4 + simdjson::SIMDJSON_PADDING);
+    // Grown as batches need it, and kept across batches.
+    text_.reserve(std::min(batch_bytes, kReadBlock) + simdjson::SIMDJSON_PADDING);
     text_ = "[";
   }
 
