@@ -281,6 +281,34 @@ TEST(OnnxImporter, WindowAttributesBelowOneAreRefusedBeforeShapeInference) {
   }
 }
 
+// Found by fuzz/onnx_import: ONNX 1.12's Conv inference reads the kernel from the weight's
+// dimensions without checking its rank (a segfault on a 1-D weight); a weight missing, with fewer
+// than 3 dimensions, or of another rank than the input is refused before inference runs.
+TEST(OnnxImporter, ConvolutionWeightsOfTheWrongRankAreRefusedBeforeShapeInference) {
+  const auto conv_with = [](const std::vector<std::string>& inputs,
+                            const std::vector<std::int64_t>& weight) {
+    OnnxBuilder b;
+    b.input("x", {1, 3, 8, 8}).output("y");
+    b.initializer("w", weight);
+    b.node("Conv", inputs, {"y"}, "/conv");
+    return b.bytes();
+  };
+  EXPECT_THAT(message_of([&] {
+                import_onnx_bytes(conv_with({"x", "w"}, {4}), "c.onnx", {});
+              }),
+              HasSubstr("c.onnx: node '/conv' (op Conv): weight 'w' has 1 dimensions; expected "
+                        "at least 3"));
+  EXPECT_THAT(message_of([&] {
+                import_onnx_bytes(conv_with({"x", "w"}, {4, 3, 3, 3, 3}), "c.onnx", {});
+              }),
+              HasSubstr("input 'x' has 4 dimensions but weight 'w' has 5; expected the same rank"));
+  EXPECT_THAT(message_of([&] {
+                import_onnx_bytes(conv_with({"x"}, {4, 3, 3, 3}), "c.onnx", {});
+              }),
+              HasSubstr("expected a weight as input 2, found 1 inputs"));
+  EXPECT_NO_THROW(import_onnx_bytes(conv_with({"x", "w"}, {4, 3, 3, 3}), "c.onnx", {}));
+}
+
 // Found by fuzz/onnx_import: shape arithmetic on a file's int64 constants overflowed (undefined
 // behaviour) while folding; such a value is left unfolded. What ONNX's own inference then makes of
 // the shape varies by op (an error, or a shape it computed itself): the import either succeeds or

@@ -11,6 +11,7 @@
 #include "nnergy/core/error.h"
 #include "nnergy/graph/batch_binding.h"
 #include "nnergy/graph/constant_tensor.h"
+#include "nnergy/graph/inference_guards.h"
 #include "nnergy/graph/module_path.h"
 #include "nnergy/graph/op_fusion.h"
 #include "nnergy/graph/shape_folding.h"
@@ -213,44 +214,7 @@ Network import_onnx_bytes(const std::string& bytes, const std::string& source,
   if (!parsed.has_graph() || parsed.graph().node_size() == 0) {
     throw InvalidInput(source + ": ONNX model has no graph nodes (truncated or not ONNX?)");
   }
-  // A node input that nothing defines is refused before ONNX shape inference sees it: ONNX 1.12's
-  // data propagation dereferences a null pointer on some of them (found by fuzz/onnx_import).
-  {
-    std::set<std::string> defined;
-    for (const auto& v : parsed.graph().input()) defined.insert(v.name());
-    for (const auto& init : parsed.graph().initializer()) defined.insert(init.name());
-    for (const auto& node : parsed.graph().node())
-      defined.insert(node.output().begin(), node.output().end());
-    for (const auto& node : parsed.graph().node()) {
-      for (const auto& in : node.input()) {
-        if (!in.empty() && defined.count(in) == 0) {
-          throw InvalidInput(source + ": node '" + node.name() + "' (op " + node.op_type() +
-                             ") reads '" + in + "', which no node, input or initializer produces");
-        }
-      }
-    }
-  }
-
-  // Window attributes below 1 are refused before ONNX shape inference divides by them (ONNX
-  // 1.12's convPoolShapeInference: SIGFPE on strides 0, found by fuzz/onnx_import).
-  for (const auto& node : parsed.graph().node()) {
-    for (const auto& attribute : node.attribute()) {
-      const std::string& name = attribute.name();
-      const bool window = name == "strides" || name == "dilations" || name == "kernel_shape";
-      if (!window && name != "group") continue;
-      std::vector<std::int64_t> values(attribute.ints().begin(), attribute.ints().end());
-      if (name == "group") values = {attribute.i()};
-      if (std::all_of(values.begin(), values.end(), [](std::int64_t v) { return v >= 1; })) {
-        continue;
-      }
-      std::string listed;
-      for (const std::int64_t v : values)
-        listed += (listed.empty() ? "" : ", ") + std::to_string(v);
-      throw InvalidInput(source + ": node '" + node.name() + "' (op " + node.op_type() +
-                         "): attribute " + name + " = " + (window ? "[" + listed + "]" : listed) +
-                         ": expected " + (window ? "every value" : "a value") + " >= 1");
-    }
-  }
+  check_for_shape_inference(parsed, source);
 
   std::set<std::string> initializer_names;
   for (const auto& init : parsed.graph().initializer()) initializer_names.insert(init.name());
