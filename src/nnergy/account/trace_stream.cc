@@ -54,6 +54,20 @@ class Scanner {
     if (size_ - pos_ >= 3 && std::memcmp(block_.get() + pos_, "\xEF\xBB\xBF", 3) == 0) pos_ += 3;
   }
 
+  // After an element of an array or a member of an object: true at ',' (another follows),
+  // false at `close` (the container ends); both consumed. Anything else fails naming `after()`
+  // (called only then: this runs once per event).
+  template <typename After>
+  bool next_or_close(char close, const After& after) {
+    skip_whitespace();
+    const int c = peek();
+    if (c == ',' || c == close) {
+      ++pos_;
+      return c == ',';
+    }
+    fail(fmt::format("',' or '{}' after {}", close, after()), c);
+  }
+
   [[noreturn]] void fail(const std::string& expected, int found) const {
     throw InvalidInput(fmt::format("{}: byte {}: expected {}, found {}", label_, offset(), expected,
                                    describe(found)));
@@ -191,20 +205,10 @@ void stream_elements(Scanner& scanner, Batcher& batcher) {
     scanner.advance();
     return;
   }
-  for (;;) {
+  do {
     batcher.add(scanner);
-    scanner.skip_whitespace();
-    const int c = scanner.peek();
-    if (c == ',') {
-      scanner.advance();
-      continue;
-    }
-    if (c == ']') {
-      scanner.advance();
-      break;
-    }
-    scanner.fail(fmt::format("',' or ']' after event {}", batcher.total() - 1), c);
-  }
+  } while (
+      scanner.next_or_close(']', [&] { return fmt::format("event {}", batcher.total() - 1); }));
   batcher.flush(scanner.offset());
 }
 
@@ -269,17 +273,7 @@ TraceShape stream_trace_events(const ByteSource& source, const std::string& file
           scanner.scan_value(value, "the value of \"" + name + "\"");
           shape.members.raw.emplace_back(name, std::move(value));
         }
-        scanner.skip_whitespace();
-        const int c = scanner.peek();
-        if (c == ',') {
-          scanner.advance();
-          continue;
-        }
-        if (c == '}') {
-          scanner.advance();
-          break;
-        }
-        scanner.fail("',' or '}' after \"" + name + "\"", c);
+        if (!scanner.next_or_close('}', [&] { return "\"" + name + "\""; })) break;
       }
     }
   } else {
