@@ -120,8 +120,9 @@ void add_compare_command(CLI::App& app, CommandRun* selected, const std::string&
   cmd->add_option("--precision", options->precision, "fp32, tf32, fp16, bf16 or fp64")
       ->capture_default_str();
   cmd->add_option("--host-launch-us", options->host_launch_us,
-                  "host CPU time to launch one kernel, us (default: the calibrated eager "
-                  "PyTorch value; 0: the host is never the bottleneck)");
+                  "host CPU time to launch one kernel in inference, us; training takes the "
+                  "calibrated multiple of it (default: the calibrated eager PyTorch value; 0: the "
+                  "host is never the bottleneck)");
   cmd->add_option("--optimizer", options->optimizer,
                   "training: sgd, sgd-momentum (default), adam or adamw");
   cmd->add_flag("--json", options->json, "write JSON instead of text");

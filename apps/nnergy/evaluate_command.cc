@@ -124,8 +124,8 @@ void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string
                   "with --published: grades of the records used, comma-separated")
       ->capture_default_str();
   cmd->add_option("--host-launch-us", options->host_launch_us,
-                  "with --published: host CPU time per kernel launch, us (see predict; default: "
-                  "the calibrated value)");
+                  "with --published: host CPU time per kernel launch in inference, us (see "
+                  "predict; default: the calibrated value)");
   cmd->add_flag("--json", options->json, "write JSON instead of text");
   cmd->add_option("--predictor", options->predictors,
                   "regressors to compare, comma-separated (forest, boost, poly-lasso, hybrid, "

@@ -115,8 +115,9 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
                   "extra device catalog (JSON) whose devices replace or add to the built-in ones");
   cmd->add_option("--mode", options->mode, "inference or training")->capture_default_str();
   cmd->add_option("--host-launch-us", options->host_launch_us,
-                  "host CPU time to launch one kernel in an eager framework, us; the iteration "
-                  "is the critical path of host and GPU (0: the host is never the bottleneck); "
+                  "host CPU time to launch one kernel in an eager framework's inference, us; "
+                  "training takes the calibrated multiple of it (autograd); the iteration is "
+                  "the critical path of host and GPU (0: the host is never the bottleneck); "
                   "default: the value `nnergy calibrate` fitted on eager PyTorch measurements "
                   "(`nnergy devices` shows it)");
   cmd->add_option("--batch", options->batch,

@@ -138,7 +138,8 @@ TEST_F(ApiLearn, EvaluatePublishedPredictsTheCorpusAndWritesOneCsvDialect) {
                         "are in-sample"));
   EXPECT_EQ(report.evaluation.evaluated.size() + report.evaluation.failures.size(),
             report.measurements);
-  EXPECT_EQ(report.host_launch_s, 0);
+  EXPECT_EQ(report.host.host_launch_s, 0);
+  EXPECT_EQ(report.host.training_host_launch_s, 0);  // --host-launch-us 0: none in training
   const std::string csv = read(r.scatter_csv);
   EXPECT_THAT(csv, HasSubstr("id,network,device,precision,mode,part,batch,measured_s,"));
   // csv::field quotes only what needs quoting.

@@ -29,6 +29,8 @@ CalibratedParameters example() {
   p.host_launch_s = 50e-6;
   p.host_launch_source = "github:x/y";
   p.host_launch_by_source = {{"github:x/y", 50e-6}};
+  p.host_launch_training_factor = 1.4;
+  p.input_copy_bytes_per_s = 4e9;
   p.transferred_time_log_sigma = 0.3;
   p.power = PowerFit{0.4, 5, {"titan-x"}, 0.12};
   return p;
@@ -54,6 +56,10 @@ TEST(CalibratedParameters, WrittenAndReadBack) {
   EXPECT_DOUBLE_EQ(p.winograd_speedup, 1.5);
   EXPECT_DOUBLE_EQ(p.grouped_conv_efficiency, 0.6);
   EXPECT_DOUBLE_EQ(p.backward_matrix_efficiency, 0.7);
+  EXPECT_DOUBLE_EQ(p.host_launch_training_factor, 1.4);
+  EXPECT_DOUBLE_EQ(p.input_copy_bytes_per_s.value(), 4e9);
+  EXPECT_DOUBLE_EQ(p.host_launch_for(false), 50e-6);
+  EXPECT_DOUBLE_EQ(p.host_launch_for(true), 70e-6);
 }
 
 // nlohmann::json throws out_of_range, not parse_error, for a number beyond double's range: it
@@ -71,6 +77,8 @@ TEST(CalibratedParameters, FilesWithoutConvolutionRegimesReadAsNoEffect) {
   j.erase("winograd_speedup");
   j.erase("grouped_conv_efficiency");
   j.erase("backward_matrix_efficiency");
+  j.erase("host_launch_training_factor");
+  j.erase("input_copy_bytes_per_s");
   const std::filesystem::path path =
       std::filesystem::temp_directory_path() / "nnergy_calibrated_without_regimes.json";
   std::ofstream(path) << j.dump();
@@ -79,6 +87,8 @@ TEST(CalibratedParameters, FilesWithoutConvolutionRegimesReadAsNoEffect) {
   EXPECT_DOUBLE_EQ(p.winograd_speedup, 1);
   EXPECT_DOUBLE_EQ(p.grouped_conv_efficiency, 1);
   EXPECT_DOUBLE_EQ(p.backward_matrix_efficiency, 1);
+  EXPECT_DOUBLE_EQ(p.host_launch_for(true), p.host_launch_for(false));  // one host time
+  EXPECT_FALSE(p.input_copy_bytes_per_s.has_value());
 }
 
 TEST(CalibratedParameters, ConvolutionRegimesReachTheDevice) {

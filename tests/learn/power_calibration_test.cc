@@ -51,7 +51,7 @@ std::vector<PowerMeasurement> synthetic(double kappa) {
 }
 
 TEST(PowerCalibration, RecoversTheOperandShareSyntheticPowersWereMadeWith) {
-  const PowerCalibration c = calibrate_power(synthetic(0.3), catalog(), 0);
+  const PowerCalibration c = calibrate_power(synthetic(0.3), catalog(), {});
   EXPECT_TRUE(c.failures.empty());
   EXPECT_EQ(c.fit.records, 3u);
   EXPECT_EQ(c.fit.devices, std::vector<std::string>{"titan-x"});
@@ -68,20 +68,20 @@ TEST(PowerCalibration, RecoversTheOperandShareSyntheticPowersWereMadeWith) {
 TEST(PowerCalibration, PowersBelowTheArchlineGiveZeroNotANegativeShare) {
   std::vector<PowerMeasurement> ms = synthetic(0);
   for (PowerMeasurement& m : ms) m.measured_w *= 0.8;
-  EXPECT_EQ(calibrate_power(ms, catalog(), 0).fit.operand_share, 0);
+  EXPECT_EQ(calibrate_power(ms, catalog(), {}).fit.operand_share, 0);
 }
 
 TEST(PowerCalibration, AMeasurementThatCannotBePredictedIsNamedNotDropped) {
   std::vector<PowerMeasurement> ms = synthetic(0.3);
   ms[0].run.model = "/nonexistent/model.onnx";
   ms[1].measured_w = 0;
-  const PowerCalibration c = calibrate_power(ms, catalog(), 0);
+  const PowerCalibration c = calibrate_power(ms, catalog(), {});
   ASSERT_EQ(c.failures.size(), 2u);
   EXPECT_EQ(c.failures[0].first, "resnet18");
   EXPECT_NE(c.failures[1].second.find("not positive"), std::string::npos);
   EXPECT_EQ(c.fit.records, 1u);
   // Nothing at all to fit on: no records, κ 0.
-  EXPECT_EQ(calibrate_power({}, catalog(), 0).fit.records, 0u);
+  EXPECT_EQ(calibrate_power({}, catalog(), {}).fit.records, 0u);
 }
 
 TEST(PublishedPowers, TheCorpusPowersTakeTheBatchTheirSourceRanAndSaySo) {
@@ -154,6 +154,33 @@ TEST(PublishedFigures, AZooNameOutsideNetworksJsonMapsToTheZooFile) {
             kDataDir / "calibration" / "networks" / "resnext50_32x4d.onnx");
   EXPECT_EQ(times.skipped,
             (Reasons{{"neither", "network not in data/calibration/networks.json nor a zoo name"}}));
+}
+
+TEST(PublishedTimes, HowASourceTimedItsRunsComesFromTheRecordAndProtocolsJson) {
+  dataset::PublishedMeasurement copied =
+      h100_record("copied", "resnet18", "time_per_iteration", 0.01, "s");
+  copied.source = "github:ryujaehun/pytorch-gpu-benchmark (results/x.csv @3f47a9e)";
+  dataset::PublishedMeasurement cudnn4 = copied;
+  cudnn4.id = "cudnn4";
+  cudnn4.source = "github:jcjohnson/cnn-benchmarks (README.md @83d441f)";
+  cudnn4.framework = "Torch7 (Lua) + cuDNN 4.0.07";
+  dataset::PublishedMeasurement cudnn50 = cudnn4;
+  cudnn50.id = "cudnn50";
+  cudnn50.framework = "Torch7 (Lua) + cuDNN 5.0.05";
+  dataset::PublishedMeasurement cudnn51 = cudnn4;
+  cudnn51.id = "cudnn51";
+  cudnn51.framework = "Torch7 (Lua) + cuDNN 5.1.10";
+  const PublishedTimes times = published_times({copied, cudnn4, cudnn50, cudnn51}, kDataDir, {"A"});
+  ASSERT_EQ(times.measurements.size(), 4u);
+  // data/calibration/protocols.json: this source's timed loop copies the batch to the GPU.
+  EXPECT_TRUE(times.measurements[0].input_copied);
+  EXPECT_TRUE(times.measurements[0].eager_pytorch);                          // "PyTorch eager"
+  EXPECT_EQ(times.measurements[0].winograd, network::WinogradPasses::kAll);  // no version named
+  EXPECT_FALSE(times.measurements[1].input_copied);
+  EXPECT_FALSE(times.measurements[1].eager_pytorch);  // Torch7: no autograd dispatch
+  EXPECT_EQ(times.measurements[1].winograd, network::WinogradPasses::kNone);
+  EXPECT_EQ(times.measurements[2].winograd, network::WinogradPasses::kForward);
+  EXPECT_EQ(times.measurements[3].winograd, network::WinogradPasses::kAll);
 }
 
 TEST(PublishedFigures, TheH100CampaignsPrecisionsAndModesMap) {
@@ -236,7 +263,8 @@ TEST(EvaluatePowers, PowerAndEnergyAreThoseOfPredictNetworkForTheRun) {
       h100_record("e", "resnet18", "energy_per_iteration", 0.8, "J")};
   const PublishedFigures f = published_figures(records, kDataDir, {"A"});
   constexpr double kHostLaunchS = 50e-6;
-  const PowerEvaluation e = evaluate_powers(f.powers, f.energies, calibrated, kHostLaunchS);
+  const PowerEvaluation e = evaluate_powers(
+      f.powers, f.energies, calibrated, network::TimeEvaluationSettings::same_host(kHostLaunchS));
   ASSERT_TRUE(e.failures.empty()) << e.failures.front().second;
   ASSERT_EQ(e.powers.size(), 1u);
   ASSERT_EQ(e.energies.size(), 1u);
@@ -264,8 +292,8 @@ TEST(EvaluatePowers, PowerAndEnergyAreThoseOfPredictNetworkForTheRun) {
   EXPECT_NEAR(e.energies[0].predicted_j, t.power_w * t.time_s, 1e-9 * t.energy_j);
   EXPECT_NEAR(e.energies[0].ratio(), t.energy_j / 0.8, kRelative);
   // The energy's time is the time evaluation's prediction of the same run.
-  const network::TimeEvaluation times =
-      network::evaluate_times(f.times, calibrated, {kHostLaunchS});
+  const network::TimeEvaluation times = network::evaluate_times(
+      f.times, calibrated, network::TimeEvaluationSettings::same_host(kHostLaunchS));
   ASSERT_EQ(times.evaluated.size(), 1u);
   EXPECT_NEAR(e.energies[0].predicted_time_s, times.evaluated[0].predicted_s, 1e-9 * t.time_s);
 }
@@ -277,7 +305,7 @@ TEST(EvaluatePowers, AMeasurementThatCannotBePredictedIsAFailureWithItsReason) {
   PublishedFigures f = published_figures(records, kDataDir, {"A"});
   f.powers[0].measured_w = 0;
   f.energies[0].run.device_id = "no-such-gpu";
-  const PowerEvaluation e = evaluate_powers(f.powers, f.energies, catalog(), 0);
+  const PowerEvaluation e = evaluate_powers(f.powers, f.energies, catalog(), {});
   EXPECT_TRUE(e.powers.empty());
   EXPECT_TRUE(e.energies.empty());
   ASSERT_EQ(e.failures.size(), 2u);

@@ -29,6 +29,8 @@ device::CalibratedParameters truth() {
   p.reduction_half = 8;
   p.host_launch_by_source["synthetic"] = 30e-6;
   p.host_launch_s = 30e-6;
+  p.host_launch_training_factor = 1.5;
+  p.input_copy_bytes_per_s = 5e9;
   return p;
 }
 
@@ -53,6 +55,8 @@ network::PreparedTimes synthetic() {
             m.mode = mode;
             m.precision = precision;
             m.measured_s = 1;  // replaced below
+            m.eager_pytorch = true;
+            m.input_copied = batch == 2;
             ms.push_back(m);
           }
         }
@@ -99,6 +103,9 @@ TEST(TimeCalibration, RecoversTheParametersSyntheticTimesWereMadeWith) {
   EXPECT_NEAR(p.generations.at("Pascal").compute, 0.8, 0.8 * 0.05);
   EXPECT_NEAR(p.host_launch_s, 30e-6, 30e-6 * 0.05);
   EXPECT_EQ(p.host_launch_source, "synthetic");
+  EXPECT_NEAR(p.host_launch_training_factor, 1.5, 1.5 * 0.05);
+  ASSERT_TRUE(p.input_copy_bytes_per_s.has_value());
+  EXPECT_NEAR(*p.input_copy_bytes_per_s, 5e9, 5e9 * 0.05);
   EXPECT_EQ(p.generations.at("Ampere").devices, std::vector<std::string>{"a100-40gb"});
 }
 

@@ -88,6 +88,64 @@ TEST(TimeEvaluation, SingleNodesAreTheirGpuTimesSummedWithoutTheHost) {
   EXPECT_NE(bad.failures[0].second.find("/no/such/Conv"), std::string::npos);
 }
 
+TEST(TimeEvaluation, AnInputCopyComesFirstAtTheGivenRate) {
+  NetworkTimeMeasurement m = resnet18(1e-3, predict::Mode::kInference, TimedPart::kIteration);
+  TimeEvaluationSettings s = TimeEvaluationSettings::same_host(20e-6);
+  s.input_copy_bytes_per_s = 1e9;
+  const double without = evaluate_times({m}, catalog(), s).evaluated.at(0).predicted_s;
+  m.input_copied = true;
+  const double with = evaluate_times({m}, catalog(), s).evaluated.at(0).predicted_s;
+  // 16 × 3 × 224 × 224 fp32 values at 1 GB/s, before the first kernel (nothing overlaps it).
+  EXPECT_NEAR(with - without, 16.0 * 3 * 224 * 224 * 4 / 1e9, 1e-12);
+}
+
+TEST(TimeEvaluation, TrainingUsesItsOwnHostLaunchTime) {
+  const NetworkTimeMeasurement training =
+      resnet18(1e-3, predict::Mode::kTraining, TimedPart::kIteration);
+  const NetworkTimeMeasurement inference =
+      resnet18(1e-3, predict::Mode::kInference, TimedPart::kIteration);
+  const TimeEvaluationSettings both{10e-6, 80e-6, 0};
+  const TimeEvaluation e = evaluate_times({training, inference}, catalog(), both);
+  ASSERT_EQ(e.evaluated.size(), 2u);
+  EXPECT_DOUBLE_EQ(e.evaluated[0].predicted_s,
+                   evaluate_times({training}, catalog(), TimeEvaluationSettings::same_host(80e-6))
+                       .evaluated.at(0)
+                       .predicted_s);
+  EXPECT_DOUBLE_EQ(e.evaluated[1].predicted_s,
+                   evaluate_times({inference}, catalog(), TimeEvaluationSettings::same_host(10e-6))
+                       .evaluated.at(0)
+                       .predicted_s);
+}
+
+// Predicted time of `m` on the A100 with Winograd making 3×3 convolutions twice as fast, no host.
+double with_winograd(const NetworkTimeMeasurement& m) {
+  graph::DimBindings b;
+  b.batch = 16;
+  const graph::Network net = graph::import_onnx(m.model, b);
+  const CostedNetwork costed(net);
+  device::DeviceSpec a100 = catalog().find("a100-40gb");
+  a100.efficiency.winograd_speedup = 2;
+  return TimedNetwork(costed, m).predict_s(predict::AnalyticalPredictor(a100), 0);
+}
+
+TEST(TimeEvaluation, AKernelLibraryWithoutWinogradRunsThreeByThreeConvolutionsAsGemms) {
+  NetworkTimeMeasurement m = resnet18(1e-3, predict::Mode::kTraining, TimedPart::kIteration);
+  const double all = with_winograd(m);
+  m.winograd = WinogradPasses::kForward;  // cuDNN 5.0
+  const double forward_only = with_winograd(m);
+  m.winograd = WinogradPasses::kNone;  // cuDNN 4
+  const double none = with_winograd(m);
+  EXPECT_LT(all, forward_only);
+  EXPECT_LT(forward_only, none);
+  // Inference has no gradient pass: forward-only Winograd is all of it.
+  NetworkTimeMeasurement inference = m;
+  inference.mode = predict::Mode::kInference;
+  inference.winograd = WinogradPasses::kForward;
+  const double inference_forward_only = with_winograd(inference);
+  inference.winograd = WinogradPasses::kAll;
+  EXPECT_DOUBLE_EQ(inference_forward_only, with_winograd(inference));
+}
+
 TEST(TimeEvaluation, MeasurementsThatCannotBePredictedAreReportedWithTheReason) {
   NetworkTimeMeasurement fp16 = resnet18(1e-3, predict::Mode::kInference, TimedPart::kIteration);
   fp16.device_id = "titan-x";  // Maxwell: no fp16 peak in the catalog

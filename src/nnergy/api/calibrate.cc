@@ -37,7 +37,8 @@ report::CalibrationReport calibrate(const CalibrateRequest& r) {
   const learn::PublishedPowers powers = learn::published_powers(read.records, data_dir, r.grades);
   device::DeviceCatalog time_calibrated = catalog;
   time_calibrated.calibrate(p, corpus);
-  report.power = learn::calibrate_power(powers.measurements, time_calibrated, p.host_launch_s);
+  report.power = learn::calibrate_power(powers.measurements, time_calibrated,
+                                        network::host_settings(std::nullopt, &p));
   if (report.power.fit.records > 0) p.power = report.power.fit;
   // Records used with a batch their source ran but did not state, times and powers alike.
   report.assumed_batches = times.assumptions;

@@ -167,9 +167,9 @@ report::PublishedEvaluationReport evaluate_published(const PublishedEvaluationRe
 
   report::PublishedEvaluationReport report;
   report.calibration = catalog.calibration();
-  report.host_launch_s = r.host_launch_us
-                             ? *r.host_launch_us * 1e-6
-                             : (report.calibration ? report.calibration->host_launch_s : 0.0);
+  const network::TimeEvaluationSettings settings =
+      network::host_settings(r.host_launch_us, report.calibration ? &*report.calibration : nullptr);
+  report.host = settings;
   // Progress over every measurement: the times first, then the powers and energies.
   const std::size_t times = figures.times.size();
   const std::size_t total = times + figures.powers.size() + figures.energies.size();
@@ -181,13 +181,11 @@ report::PublishedEvaluationReport evaluate_published(const PublishedEvaluationRe
       r.progress(times + done, total);
     };
   }
-  network::TimeEvaluationSettings settings;
-  settings.host_launch_s = report.host_launch_s;
   network::NetworkCache networks;  // a run's time, power and energy records import it once
   report.evaluation =
       network::evaluate_times(figures.times, catalog, settings, time_progress, &networks);
-  report.power = learn::evaluate_powers(figures.powers, figures.energies, catalog,
-                                        report.host_launch_s, power_progress, &networks);
+  report.power = learn::evaluate_powers(figures.powers, figures.energies, catalog, settings,
+                                        power_progress, &networks);
   report.published = r.published;
   report.grades = r.grades;
   report.records_read = read.records_read;
@@ -208,7 +206,8 @@ report::PublishedEvaluationReport evaluate_published(const PublishedEvaluationRe
   report.context = RunContext::now(r.command_line);
   report.context.add("published", r.published.string())
       .add("grades", r.grades)
-      .add("host_launch_s", report.host_launch_s)
+      .add("host_launch_s", report.host.host_launch_s)
+      .add("training_host_launch_s", report.host.training_host_launch_s)
       .add("predictor", "analytical");
   if (!r.scatter_csv.empty()) {
     write_file_atomically(r.scatter_csv,

@@ -17,6 +17,7 @@
 #include "nnergy/network/clock_sweep.h"
 #include "nnergy/network/memory_estimate.h"
 #include "nnergy/network/power_limit.h"
+#include "nnergy/network/time_evaluation.h"
 #include "nnergy/report/quantity_format.h"
 
 namespace nnergy::api {
@@ -140,8 +141,9 @@ report::PredictionReport predict(const PredictRequest& r) {
   settings.point.clock_mhz = r.clock_mhz.value_or(device->clock.boost_mhz);
   settings.optimizer = settings_optimizer(r);
   settings.host_launch_s =
-      r.host_launch_us ? *r.host_launch_us * 1e-6
-                       : (catalog.calibration() ? catalog.calibration()->host_launch_s : 0.0);
+      network::host_settings(r.host_launch_us,
+                             catalog.calibration() ? &*catalog.calibration() : nullptr)
+          .host_launch_for(r.mode);
   if (r.whitelist) settings.whitelist = *r.whitelist;
 
   graph::DimBindings bindings;

@@ -115,6 +115,11 @@ CalibratedParameters read_calibrated_parameters(const std::filesystem::path& pat
           positive(root["host_launch_by_source"], source, where + ": host_launch_by_source");
     }
   }
+  // Absent from files written before training's dispatch cost was fitted: no effect.
+  if (root.contains("host_launch_training_factor"))
+    p.host_launch_training_factor = positive(root, "host_launch_training_factor", where);
+  if (root.contains("input_copy_bytes_per_s"))
+    p.input_copy_bytes_per_s = positive(root, "input_copy_bytes_per_s", where);
   if (root.contains("power")) {
     const std::string at = where + ": power";
     const json& power = root["power"];
@@ -161,6 +166,8 @@ std::string calibrated_parameters_json(const CalibratedParameters& p) {
   j["host_launch_by_source"] = ordered_json::object();
   for (const auto& [source, value] : p.host_launch_by_source)
     j["host_launch_by_source"][source] = value;
+  j["host_launch_training_factor"] = p.host_launch_training_factor;
+  if (p.input_copy_bytes_per_s) j["input_copy_bytes_per_s"] = *p.input_copy_bytes_per_s;
   j["transferred_time_log_sigma"] = p.transferred_time_log_sigma;
   if (p.power) {
     j["power"] = {{"operand_share", p.power->operand_share},

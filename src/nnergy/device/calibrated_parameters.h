@@ -52,12 +52,25 @@ struct CalibratedParameters {
   double host_launch_s = 0;
   std::string host_launch_source;                       ///< the source host_launch_s was fitted on
   std::map<std::string, double> host_launch_by_source;  ///< s per kernel, per source
+  /// Host time per kernel of an eager PyTorch training iteration over that of inference
+  /// (autograd's dispatch), fitted on the sources that ran both.
+  double host_launch_training_factor = 1;
+  /// Rate of the pageable host-to-device copy of a network's inputs, B/s, fitted on the
+  /// measurements whose timings include it (network::NetworkTimeMeasurement::input_copied);
+  /// absent when none did.
+  std::optional<double> input_copy_bytes_per_s;
   /// 1σ of ln(measured/predicted) for a device whose generation was not measured: leave-one-
   /// GPU-out residuals of the GPUs that were alone in their generation; 0 = unknown.
   double transferred_time_log_sigma = 0;
   /// The power model's operand share κ (PowerActivity), fitted on published average powers;
   /// absent when the corpus had none. Applied to every NVIDIA device.
   std::optional<PowerFit> power;
+
+  /// predict's default host time per kernel, s: host_launch_s, times
+  /// host_launch_training_factor for a training iteration.
+  double host_launch_for(bool training) const {
+    return host_launch_s * (training ? host_launch_training_factor : 1.0);
+  }
 };
 
 /// Reads a file written by calibrated_parameters_json. Throws InvalidInput naming the file and

@@ -28,11 +28,11 @@ struct PowerRun {
 };
 
 // Predicted (time s, average power W) of `run` with operand share `kappa`.
-std::pair<double, double> predict_power(const PowerRun& run, double kappa, double host_launch_s) {
+std::pair<double, double> predict_power(const PowerRun& run, double kappa,
+                                        const network::TimeEvaluationSettings& host) {
   device::DeviceSpec device = run.device;
   device.power_activity.operand_share = kappa;
-  const network::NetworkTotals t =
-      predict_run(*run.costed, run.measurement.run, device, host_launch_s);
+  const network::NetworkTotals t = predict_run(*run.costed, run.measurement.run, device, host);
   return {t.time_s, t.power_w};
 }
 
@@ -44,13 +44,12 @@ constexpr double kMaxKappa = 3;
 // until the op powers reach the TDP cap, so the sum is searched by golden section rather than
 // solved as if it were linear.
 double fit_kappa(const std::vector<PowerRun>& runs, const std::vector<std::size_t>& use,
-                 double host_launch_s) {
+                 const network::TimeEvaluationSettings& host) {
   if (use.empty()) return 0;
   auto cost = [&](double kappa) {
     double sum = 0;
     for (std::size_t i : use) {
-      const double r =
-          predict_power(runs[i], kappa, host_launch_s).second / runs[i].measurement.measured_w;
+      const double r = predict_power(runs[i], kappa, host).second / runs[i].measurement.measured_w;
       sum += (r - 1) * (r - 1);
     }
     return sum;
@@ -85,19 +84,21 @@ double fit_kappa(const std::vector<PowerRun>& runs, const std::vector<std::size_
 
 network::NetworkTotals predict_run(const network::CostedNetwork& network,
                                    const network::NetworkTimeMeasurement& run,
-                                   const device::DeviceSpec& device, double host_launch_s) {
+                                   const device::DeviceSpec& device,
+                                   const network::TimeEvaluationSettings& host) {
   const predict::AnalyticalPredictor analytical(device);
   network::PredictionSettings settings;
   settings.mode = run.mode;
   settings.point = {run.precision, device.clock.boost_mhz};
   settings.batch = run.bindings.batch.value_or(1);
-  settings.host_launch_s = host_launch_s;
+  settings.host_launch_s = host.host_launch_for(run.mode);
   return network::predict_network(network, analytical, analytical, settings).totals;
 }
 
 PowerEvaluation evaluate_powers(const std::vector<PowerMeasurement>& powers,
                                 const std::vector<EnergyMeasurement>& energies,
-                                const device::DeviceCatalog& catalog, double host_launch_s,
+                                const device::DeviceCatalog& catalog,
+                                const network::TimeEvaluationSettings& host,
                                 const ProgressCallback& progress, network::NetworkCache* cache) {
   PowerEvaluation result;
   network::NetworkCache own_cache;
@@ -124,7 +125,7 @@ PowerEvaluation evaluate_powers(const std::vector<PowerMeasurement>& powers,
         if (it == predicted.end()) {
           device::DeviceSpec d = device;
           if (archline) d.power_activity.operand_share = 0;
-          it = predicted.emplace(key, predict_run(costed, run, d, host_launch_s)).first;
+          it = predicted.emplace(key, predict_run(costed, run, d, host)).first;
         }
         return it->second;
       };
@@ -160,7 +161,8 @@ double power_mape_percent(const std::vector<EvaluatedPower>& evaluated,
 }
 
 PowerCalibration calibrate_power(const std::vector<PowerMeasurement>& measurements,
-                                 const device::DeviceCatalog& catalog, double host_launch_s) {
+                                 const device::DeviceCatalog& catalog,
+                                 const network::TimeEvaluationSettings& host) {
   PowerCalibration result;
   network::NetworkCache cache;
   std::vector<PowerRun> runs;
@@ -179,12 +181,12 @@ PowerCalibration calibrate_power(const std::vector<PowerMeasurement>& measuremen
   for (std::size_t i = 0; i < n; ++i) all[i] = i;
   // The archline alone (κ = 0), once per run: the baseline every κ is compared with.
   std::vector<std::pair<double, double>> archline(n);
-  for (std::size_t i = 0; i < n; ++i) archline[i] = predict_power(runs[i], 0, host_launch_s);
+  for (std::size_t i = 0; i < n; ++i) archline[i] = predict_power(runs[i], 0, host);
   auto evaluate = [&](std::size_t i, double kappa) {
     return EvaluatedPower{runs[i].measurement, archline[i].first, archline[i].second,
-                          predict_power(runs[i], kappa, host_launch_s).second};
+                          predict_power(runs[i], kappa, host).second};
   };
-  const double kappa = fit_kappa(runs, all, host_launch_s);
+  const double kappa = fit_kappa(runs, all, host);
   std::set<std::string> devices;
   for (std::size_t i = 0; i < n; ++i) {
     result.in_sample.push_back(evaluate(i, kappa));
@@ -194,7 +196,7 @@ PowerCalibration calibrate_power(const std::vector<PowerMeasurement>& measuremen
     for (std::size_t j = 0; j < n; ++j) {
       if (runs[j].measurement.run.network != runs[i].measurement.run.network) others.push_back(j);
     }
-    result.leave_one_network_out.push_back(evaluate(i, fit_kappa(runs, others, host_launch_s)));
+    result.leave_one_network_out.push_back(evaluate(i, fit_kappa(runs, others, host)));
   }
   result.fit.operand_share = kappa;
   result.fit.records = n;

@@ -37,14 +37,15 @@ struct EvaluatedEnergy {
 
 /// Predicted totals of one iteration of the run `run` measured (its mode, precision, batch and,
 /// in training, the optimizer step) on `device` at its boost clock, with the device's power
-/// model (archline plus operand share κ of device.power_activity) and a host launch time of
-/// `host_launch_s` per kernel: time_s (s), power_w (average, W) and energy_j (J) among others.
+/// model (archline plus operand share κ of device.power_activity) and the host launch time of
+/// `host` for its mode: time_s (s), power_w (average, W) and energy_j (J) among others.
 /// `network` is run.model imported with run.bindings at run.precision's storage type
 /// (network::NetworkCache). The one prediction of a run's power, for calibration and
 /// evaluation alike.
 network::NetworkTotals predict_run(const network::CostedNetwork& network,
                                    const network::NetworkTimeMeasurement& run,
-                                   const device::DeviceSpec& device, double host_launch_s);
+                                   const device::DeviceSpec& device,
+                                   const network::TimeEvaluationSettings& host);
 
 /// Measured average powers and energies per iteration against nnergy's predictions of them.
 struct PowerEvaluation {
@@ -62,7 +63,8 @@ struct PowerEvaluation {
 /// network::prepare_times.
 PowerEvaluation evaluate_powers(const std::vector<PowerMeasurement>& powers,
                                 const std::vector<EnergyMeasurement>& energies,
-                                const device::DeviceCatalog& catalog, double host_launch_s,
+                                const device::DeviceCatalog& catalog,
+                                const network::TimeEvaluationSettings& host,
                                 const ProgressCallback& progress = {},
                                 network::NetworkCache* cache = nullptr);
 
@@ -76,11 +78,12 @@ struct PowerCalibration {
 };
 
 /// Fits κ in [0, 3] to `measurements` by least squares on predicted/measured − 1, each network
-/// predicted with `catalog`'s device (already time-calibrated) and a host launch time of
-/// `host_launch_s` per kernel. A measurement that cannot be predicted is in `failures`; with
+/// predicted with `catalog`'s device (already time-calibrated) and the host launch times of
+/// `host`. A measurement that cannot be predicted is in `failures`; with
 /// none left, `fit.records` is 0.
 PowerCalibration calibrate_power(const std::vector<PowerMeasurement>& measurements,
-                                 const device::DeviceCatalog& catalog, double host_launch_s);
+                                 const device::DeviceCatalog& catalog,
+                                 const network::TimeEvaluationSettings& host);
 
 /// MAPE in percent of the powers `predicted` (&EvaluatedPower::archline_w or ::predicted_w)
 /// against the measured ones. Throws InvalidInput for an empty list.

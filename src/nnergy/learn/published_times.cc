@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <regex>
 #include <set>
 
 #include "nnergy/core/error.h"
@@ -42,6 +43,19 @@ std::optional<device::Precision> precision_of(const std::string& text) {
   if (contains(lower, "bf16")) return device::Precision::kBf16;
   if (contains(lower, "fp32")) return device::Precision::kFp32;
   return std::nullopt;
+}
+
+// Which passes the framework's cuDNN runs Winograd convolutions in, from "cuDNN X.Y" in its
+// description; every pass when no version is named (cuDNN 5.1 is from 2016).
+network::WinogradPasses winograd_passes(const std::string& framework) {
+  static const std::regex kVersion(R"(cuDNN\s+(\d+)\.(\d+))");
+  std::smatch match;
+  if (!std::regex_search(framework, match, kVersion)) return network::WinogradPasses::kAll;
+  const int major = std::stoi(match[1].str());
+  const int minor = std::stoi(match[2].str());
+  if (major < 5) return network::WinogradPasses::kNone;
+  if (major == 5 && minor == 0) return network::WinogradPasses::kForward;
+  return network::WinogradPasses::kAll;
 }
 
 // The ONNX file and dimension bindings of `network` for a record of `input_shape`.
@@ -95,6 +109,7 @@ struct Mappings {
   nlohmann::json networks;
   nlohmann::json assumed_batches;
   nlohmann::json layer_ops;   // whole file: "records" and "unmapped"
+  nlohmann::json protocols;   // "sources": source key → how it timed its runs
   std::set<std::string> zoo;  // names of data/zoo/*.onnx
 };
 
@@ -106,6 +121,7 @@ Mappings read_mappings(const std::filesystem::path& data_dir) {
   m.networks = read_mapping(dir / "networks.json").at("networks");
   m.assumed_batches = read_mapping(dir / "assumed_batches.json").at("batches");
   m.layer_ops = read_mapping(dir / "layer_ops.json");
+  m.protocols = read_mapping(dir / "protocols.json").at("sources");
   for (const graph::ZooModel& model : graph::list_zoo(data_dir)) m.zoo.insert(model.name);
   return m;
 }
@@ -198,6 +214,18 @@ std::optional<network::NetworkTimeMeasurement> run_of(const dataset::PublishedMe
   m.model = mapping->model;
   m.bindings.batch = *batch;
   m.bindings.named = mapping->dims;
+  const std::string source = r.source.substr(0, r.source.find(" ("));
+  if (maps.protocols.contains(source)) {
+    const nlohmann::json& protocol = maps.protocols.at(source);
+    const auto copy = protocol.find("input_copy");
+    if (copy != protocol.end() && !copy->is_boolean()) {
+      throw InvalidInput((maps.dir / "protocols.json").string() + ": sources." + source +
+                         ".input_copy: expected true or false");
+    }
+    m.input_copied = copy != protocol.end() && copy->get<bool>();
+  }
+  m.winograd = winograd_passes(r.framework);
+  m.eager_pytorch = r.framework.find("PyTorch") != std::string::npos;
   return m;
 }
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <map>
+#include <set>
 #include <thread>
 // GCC reports LevenbergMarquardt::iterations() as maybe reading an uninitialized m_iter
 // depending on how it inlines minimize(), which always sets it: silenced for this header only.
@@ -28,6 +29,10 @@ using network::NetworkTimeMeasurement;
 using network::PreparedTimes;
 using network::TimedPart;
 
+double input_copy_rate(const device::CalibratedParameters& p) {
+  return p.input_copy_bytes_per_s.value_or(network::kNominalInputCopyBytesPerS);
+}
+
 double logistic(double t) { return 1 / (1 + std::exp(-t)); }
 double logit(double p) { return std::log(p / (1 - p)); }
 
@@ -48,7 +53,11 @@ class CalibratedPredictors {
     auto h = parameters_.host_launch_by_source.find(source_key(m.source));
     const double host_s =
         h != parameters_.host_launch_by_source.end() ? h->second : parameters_.host_launch_s;
-    return prepared.networks[i].predict_s(it->second, host_s);
+    const double factor = m.mode == predict::Mode::kTraining && m.eager_pytorch
+                              ? parameters_.host_launch_training_factor
+                              : 1.0;
+    return prepared.networks[i].predict_s(it->second, host_s * factor,
+                                          input_copy_rate(parameters_));
   }
 
  private:
@@ -66,7 +75,9 @@ enum class Kind {
   kWinograd,
   kGrouped,
   kBackward,
-  kHost
+  kHost,
+  kHostTraining,
+  kCopy
 };
 
 struct Parameter {
@@ -135,6 +146,7 @@ class Problem {
       rows_.push_back(r);
       // Ops timed one by one have no host in their time: they say nothing of its launch cost.
       if (prepared.measurements[r.index].nodes.empty()) ++records_per_source[r.source];
+      if (prepared.measurements[r.index].eager_pytorch) pytorch_sources_.insert(r.source);
     }
     if (rows_.empty()) {
       throw InvalidInput(
@@ -165,6 +177,7 @@ class Problem {
     std::map<std::string, std::vector<std::size_t>> generation_rows;
     std::map<std::string, std::vector<std::size_t>> tensor_rows;
     std::map<std::string, std::vector<std::size_t>> host_rows;
+    std::vector<std::size_t> copy_rows;      // the rows whose time includes copying the inputs
     std::vector<std::size_t> vector_rows;    // Winograd runs on the CUDA cores only
     std::vector<std::size_t> training_rows;  // the rows with a backward pass
     for (std::size_t k = 0; k < rows_.size(); ++k) {
@@ -178,6 +191,7 @@ class Problem {
       if (prepared.measurements[r.index].nodes.empty() &&
           records_per_source[r.source] >= options.min_host_records)
         host_rows[r.source].push_back(k);
+      if (m.input_copied && m.nodes.empty()) copy_rows.push_back(k);
     }
     for (const auto& [g, rows] : generation_rows) {
       parameters_.push_back({Kind::kCompute, g, logit(0.6), 1.5, rows});
@@ -197,6 +211,18 @@ class Problem {
       parameters_.push_back({Kind::kBackward, "", std::log(1.0), 0.5, training_rows});
     for (const auto& [s, rows] : host_rows)
       parameters_.push_back({Kind::kHost, s, std::log(20e-6), 2, rows});
+    std::vector<std::size_t> host_training_rows;
+    for (const auto& [s, rows] : host_rows) {
+      for (std::size_t k : rows) {
+        const NetworkTimeMeasurement& m = prepared.measurements[rows_[k].index];
+        if (m.mode == predict::Mode::kTraining && m.eager_pytorch) host_training_rows.push_back(k);
+      }
+    }
+    if (!host_training_rows.empty())
+      parameters_.push_back({Kind::kHostTraining, "", std::log(1.0), 0.5, host_training_rows});
+    if (copy_rows.size() >= options.min_host_records)
+      parameters_.push_back(
+          {Kind::kCopy, "", std::log(network::kNominalInputCopyBytesPerS), 1, copy_rows});
     for (const auto& [s, n] : records_per_source) {
       if (n < options.min_host_records) {
         notes.push_back(fmt::format(
@@ -254,6 +280,12 @@ class Problem {
         case Kind::kHost:
           p.host_launch_by_source[q.key] = std::exp(t);
           break;
+        case Kind::kHostTraining:
+          p.host_launch_training_factor = std::exp(t);
+          break;
+        case Kind::kCopy:
+          p.input_copy_bytes_per_s = std::exp(t);
+          break;
       }
     }
     if (auto it = p.host_launch_by_source.find(options_.host_launch_source);
@@ -261,9 +293,14 @@ class Problem {
       p.host_launch_s = it->second;
       p.host_launch_source = it->first;
     } else if (!p.host_launch_by_source.empty()) {
+      // predict models eager PyTorch: the mean of its sources, else of all.
+      bool any_pytorch = false;
+      for (const auto& [s, v] : p.host_launch_by_source)
+        any_pytorch |= pytorch_sources_.contains(s);
       double sum = 0;
       std::vector<std::string> sources;
       for (const auto& [s, v] : p.host_launch_by_source) {
+        if (any_pytorch && !pytorch_sources_.contains(s)) continue;
         sum += v;
         sources.push_back(s);
       }
@@ -323,6 +360,7 @@ class Problem {
   std::vector<Row> rows_;
   std::vector<std::size_t> all_rows_;  // 0 … rows_.size() − 1
   std::vector<Parameter> parameters_;
+  std::set<std::string> pytorch_sources_;  // sources of eager PyTorch runs
   device::CalibratedParameters skeleton_;  // counts, devices and years; no fitted value
 };
 

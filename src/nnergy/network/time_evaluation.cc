@@ -51,8 +51,9 @@ std::string_view to_string(TimedPart part) {
 }
 
 TimedNetwork::TimedNetwork(const CostedNetwork& costed, const NetworkTimeMeasurement& m)
-    : part_(m.part), precision_(m.precision) {
+    : part_(m.part), precision_(m.precision), input_copied_(m.input_copied) {
   const graph::Network& network = costed.network();
+  for (std::size_t t : network.data_inputs()) input_bytes_ += network.tensor(t).bytes();
   const bool training = m.mode == predict::Mode::kTraining;
   std::set<std::string> measured(m.nodes.begin(), m.nodes.end());
   nodes_only_ = !measured.empty();
@@ -73,12 +74,20 @@ TimedNetwork::TimedNetwork(const CostedNetwork& costed, const NetworkTimeMeasure
     auto& slot = index[costed.unique_of_node()[n]];
     if (!slot) {
       slot = std::make_pair(passes_.size(), passes_.size() + 1);
+      // A library without Winograd in a pass runs its 3×3 convolutions as plain GEMMs.
+      auto kind = [&](bool backward) {
+        const bool winograd = m.winograd == WinogradPasses::kAll ||
+                              (m.winograd == WinogradPasses::kForward && !backward);
+        return cost.matrix_kind == graph::MatrixKind::kConv3x3 && !winograd
+                   ? graph::MatrixKind::kGemm
+                   : cost.matrix_kind;
+      };
       passes_.push_back({training ? cost.training_forward : cost.inference,
                          cost.op_class,
-                         {cost.reduction_length, cost.matrix_kind, false}});
+                         {cost.reduction_length, kind(false), false}});
       passes_.push_back({training ? cost.backward : graph::PassCost{},
                          cost.op_class,
-                         {cost.reduction_length, cost.matrix_kind, true}});
+                         {cost.reduction_length, kind(true), true}});
     }
     forward_runs_.push_back(slot->first);
     if (training) backward_runs_.push_back(slot->second);
@@ -92,8 +101,8 @@ TimedNetwork::TimedNetwork(const CostedNetwork& costed, const NetworkTimeMeasure
   }
 }
 
-double TimedNetwork::predict_s(const predict::AnalyticalPredictor& analytical,
-                               double host_launch_s) const {
+double TimedNetwork::predict_s(const predict::AnalyticalPredictor& analytical, double host_launch_s,
+                               double input_copy_bytes_per_s) const {
   const predict::OperatingPoint point{precision_, analytical.device().clock.boost_mhz};
   std::vector<double> time_s(passes_.size());
   for (std::size_t i = 0; i < passes_.size(); ++i) {
@@ -111,7 +120,25 @@ double TimedNetwork::predict_s(const predict::AnalyticalPredictor& analytical,
     for (std::size_t r : backward_runs_) add(r);
   }
   if (part_ == TimedPart::kIteration && optimizer_run_) add(*optimizer_run_);
-  return critical_path_s(runs, nodes_only_ ? 0.0 : host_launch_s);
+  // A pageable copy returns to the host when the data is on the GPU: nothing overlaps it.
+  const double copy_s =
+      input_copied_ && !nodes_only_ && part_ != TimedPart::kBackward && input_copy_bytes_per_s > 0
+          ? input_bytes_ / input_copy_bytes_per_s
+          : 0.0;
+  return copy_s + critical_path_s(runs, nodes_only_ ? 0.0 : host_launch_s);
+}
+
+TimeEvaluationSettings host_settings(std::optional<double> host_launch_us,
+                                     const device::CalibratedParameters* calibration) {
+  TimeEvaluationSettings s;
+  s.host_launch_s =
+      host_launch_us ? *host_launch_us * 1e-6 : (calibration ? calibration->host_launch_s : 0.0);
+  s.training_host_launch_s =
+      s.host_launch_s * (calibration ? calibration->host_launch_training_factor : 1.0);
+  s.input_copy_bytes_per_s = calibration && calibration->input_copy_bytes_per_s
+                                 ? *calibration->input_copy_bytes_per_s
+                                 : kNominalInputCopyBytesPerS;
+  return s;
 }
 
 PreparedTimes prepare_times(const std::vector<NetworkTimeMeasurement>& measurements,
@@ -148,7 +175,8 @@ TimeEvaluation evaluate_times(const std::vector<NetworkTimeMeasurement>& measure
     try {
       const predict::AnalyticalPredictor analytical(catalog.find(m.device_id));
       result.evaluated.push_back(
-          {m, prepared.networks[i].predict_s(analytical, settings.host_launch_s)});
+          {m, prepared.networks[i].predict_s(analytical, settings.host_launch_for(m.mode),
+                                             settings.input_copy_bytes_per_s)});
     } catch (const InvalidInput& e) {
       result.failures.emplace_back(m, e.what());
     }

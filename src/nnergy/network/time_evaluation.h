@@ -30,6 +30,15 @@ enum class TimedPart {
 /// "iteration", "forward", "backward".
 std::string_view to_string(TimedPart part);
 
+/// The passes in which the measured run's kernel library computes dense 3×3 stride-1
+/// convolutions with Winograd's algorithm (fewer multiplications; graph::MatrixKind::kConv3x3).
+/// cuDNN added it in 5.0 for the forward pass and in 5.1 for the gradient passes.
+enum class WinogradPasses {
+  kAll,      ///< every pass (cuDNN 5.1 and later: every framework nnergy predicts today)
+  kForward,  ///< the forward pass only (cuDNN 5.0)
+  kNone,     ///< none (cuDNN 4 and earlier): 3×3 convolutions run as plain GEMMs
+};
+
 /// One measured whole-network time, with what it takes to predict it.
 struct NetworkTimeMeasurement {
   std::string id;               ///< the measurement's identifier (e.g. the published record's id)
@@ -42,6 +51,13 @@ struct NetworkTimeMeasurement {
   predict::Mode mode = predict::Mode::kInference;
   TimedPart part = TimedPart::kIteration;
   bool optimizer_step = false;  ///< training: whether the measured time includes the step
+  /// Whether the measured time includes copying the data inputs from pageable host memory to
+  /// the GPU (e.g. `model(x.to('cuda'))` inside the timed loop).
+  bool input_copied = false;
+  WinogradPasses winograd = WinogradPasses::kAll;  ///< see WinogradPasses
+  /// Whether eager PyTorch ran it, the framework whose host `predict` models: its training
+  /// iterations dispatch kernels through autograd, which costs host time beyond inference's.
+  bool eager_pytorch = false;
   device::Precision precision = device::Precision::kFp32;
   double measured_s = 0;  ///< measured time of the part, s
   /// Only these nodes (ONNX node names) were timed, each on its own (GPU time, no host launch
@@ -58,8 +74,33 @@ struct EvaluatedTime {
 
 /// Settings of the prediction (what is not in the measurement).
 struct TimeEvaluationSettings {
-  double host_launch_s = 0;  ///< see PredictionSettings::host_launch_s
+  double host_launch_s = 0;           ///< inference, see PredictionSettings::host_launch_s
+  double training_host_launch_s = 0;  ///< a training iteration's, s per kernel
+  /// Rate of the pageable copy of the inputs of a measurement that includes it
+  /// (NetworkTimeMeasurement::input_copied), B/s; 0: not predicted.
+  double input_copy_bytes_per_s = 0;
+
+  /// host_launch_s or training_host_launch_s.
+  double host_launch_for(predict::Mode mode) const {
+    return mode == predict::Mode::kTraining ? training_host_launch_s : host_launch_s;
+  }
+  /// The same host time per kernel in both modes (a user's --host-launch-us).
+  static TimeEvaluationSettings same_host(double host_launch_s) {
+    return {host_launch_s, host_launch_s, 0};
+  }
 };
+
+/// Rate of a pageable host-to-device copy assumed when none was fitted, B/s: PCIe 3.0 x16 moves
+/// about 12 GB/s from pinned memory, and the driver stages a pageable copy through a pinned
+/// buffer at about half that.
+inline constexpr double kNominalInputCopyBytesPerS = 6e9;
+
+/// The settings `predict` and `evaluate` use: the host time per kernel in inference is
+/// `host_launch_us` (µs) when given, else `calibration`'s (none: 0); a training iteration's is
+/// that times the calibration's training factor (autograd's dispatch; none: 1). The input copy
+/// rate is the calibration's, else the nominal one.
+TimeEvaluationSettings host_settings(std::optional<double> host_launch_us,
+                                     const device::CalibratedParameters* calibration);
 
 /// A measured network reduced to what its predicted time depends on: the passes of each unique
 /// operation and the order the kernels are issued in. Built once, it predicts the measured part
@@ -74,7 +115,13 @@ class TimedNetwork {
   /// clock, s: the critical path of the host issuing the part's kernels `host_launch_s` apart
   /// and the GPU running them; for a measurement of single nodes, their GPU times summed.
   /// The constructor throws InvalidInput naming a measured node the network lacks.
-  double predict_s(const predict::AnalyticalPredictor& analytical, double host_launch_s) const;
+  /// When the measurement includes the copy of its inputs (input_copied) and
+  /// `input_copy_bytes_per_s` is positive, the copy of input_bytes() at that rate comes first.
+  double predict_s(const predict::AnalyticalPredictor& analytical, double host_launch_s,
+                   double input_copy_bytes_per_s = 0) const;
+
+  /// Bytes of the network's data inputs as the measurement stores them.
+  double input_bytes() const { return input_bytes_; }
 
  private:
   struct Pass {
@@ -91,6 +138,8 @@ class TimedNetwork {
   TimedPart part_ = TimedPart::kIteration;
   bool nodes_only_ = false;  // single nodes timed without the host
   device::Precision precision_ = device::Precision::kFp32;
+  bool input_copied_ = false;
+  double input_bytes_ = 0;
 };
 
 /// Imported and costed networks, each once per model, bindings and storage type (that of the

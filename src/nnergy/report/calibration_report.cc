@@ -135,8 +135,18 @@ std::string render_text(const CalibrationReport& r) {
   out += "Host (CPU) time per kernel launch, per source:";
   for (const auto& [source, s] : r.parameters.host_launch_by_source)
     out += fmt::format(" {} {:.1f} µs;", source, s * 1e6);
-  out += fmt::format("\n  `predict` uses {:.1f} µs ({}) unless given --host-launch-us\n",
-                     r.parameters.host_launch_s * 1e6, r.parameters.host_launch_source);
+  out += fmt::format(
+      "\n  eager PyTorch's training iterations take {:.2f}× inference's per kernel (autograd); "
+      "`predict` uses {:.1f} µs in inference and {:.1f} µs in training ({}) unless given "
+      "--host-launch-us\n",
+      r.parameters.host_launch_training_factor, r.parameters.host_launch_for(false) * 1e6,
+      r.parameters.host_launch_for(true) * 1e6, r.parameters.host_launch_source);
+  if (r.parameters.input_copy_bytes_per_s) {
+    out += fmt::format(
+        "Pageable host-to-device copy of the inputs, where a source's timings include it: "
+        "{:.1f} GB/s\n",
+        *r.parameters.input_copy_bytes_per_s * 1e-9);
+  }
   out += fmt::format(
       "GPUs of generations without measurements are transferred from the nearest generation "
       "(±1σ {:.0f} %: leave-one-GPU-out of GPUs alone in their generation)\n",

@@ -154,9 +154,11 @@ std::string catalog_text(const device::DeviceCatalog& catalog) {
   std::string host;
   if (catalog.calibration()) {
     host = fmt::format(
-        "host launch time of eager PyTorch (predict's default): {:.1f} µs per kernel, fitted on "
-        "{}\n",
-        catalog.calibration()->host_launch_s * 1e6, catalog.calibration()->host_launch_source);
+        "host launch time of eager PyTorch (predict's default): {:.1f} µs per kernel in "
+        "inference, {:.1f} µs in training, fitted on {}\n",
+        catalog.calibration()->host_launch_for(false) * 1e6,
+        catalog.calibration()->host_launch_for(true) * 1e6,
+        catalog.calibration()->host_launch_source);
   }
   const std::string sources = join_with_commas(catalog.sources());
   return fmt::format(

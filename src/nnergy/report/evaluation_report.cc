@@ -381,12 +381,16 @@ std::vector<learn::ScoredFigure> energy_figures(const learn::PowerEvaluation& e)
 
 // Where the model's parameters come from, and whether the file's figures are in-sample.
 std::string provenance_text(const PublishedEvaluationReport& report) {
-  const double launch_us = report.host_launch_s * 1e6;
+  const std::string launch =
+      report.host.host_launch_s == report.host.training_host_launch_s
+          ? fmt::format("{:.1f} µs per kernel", report.host.host_launch_s * 1e6)
+          : fmt::format("{:.1f} µs per kernel in inference, {:.1f} µs in training",
+                        report.host.host_launch_s * 1e6, report.host.training_host_launch_s * 1e6);
   if (!report.calibration) {
     return fmt::format(
         "  no parameter of the model was fitted on these measurements: every figure is "
-        "out-of-sample (host launch cost {:.1f} µs per kernel)\n",
-        launch_us);
+        "out-of-sample (host launch cost {})\n",
+        launch);
   }
   const device::CalibratedParameters& c = *report.calibration;
   // Whether this file's records are in the corpus the model was fitted on.
@@ -409,8 +413,8 @@ std::string provenance_text(const PublishedEvaluationReport& report) {
   }
   std::string out = fmt::format(
       "  the model's efficiencies were fitted by `nnergy calibrate` on {} whole-network times of "
-      "{}{}; host launch cost {:.1f} µs per kernel\n",
-      c.records, c.corpus, use, launch_us);
+      "{}{}; host launch cost {}\n",
+      c.records, c.corpus, use, launch);
   if (c.power && (!report.power.powers.empty() || !report.power.energies.empty())) {
     out += fmt::format(
         "  power model: archline + operand power κ = {:.2f} of the memory power, fitted on {} "

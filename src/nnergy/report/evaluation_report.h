@@ -93,8 +93,8 @@ struct PublishedEvaluationReport {
   std::size_t records_accepted = 0;  ///< records the reader accepted (records_read − rejected)
   /// Devices of the predicted records that the corpus has no time measurement of, by id.
   std::vector<TransferredDevice> transferred_devices;
-  double host_launch_s = 0;
-  std::filesystem::path scatter_csv;  ///< written; empty: not asked
+  network::TimeEvaluationSettings host;  ///< host launch times and input copy rate used
+  std::filesystem::path scatter_csv;     ///< written; empty: not asked
 
   /// True when every accepted record is in the calibration corpus (the corpus itself, or part
   /// of it): the figures are then in-sample.
