@@ -3,17 +3,10 @@
 // analytical; no LibTorch), then what `nnergy predict --model` does with a loaded model: a
 // LearnedPredictor for the model's catalog device (else h100-sxm), check_applicable, precompute
 // over a small network (tests/fixtures/cli/folded_bn_convnet.onnx) and the caveats.
-//
-// Known, unfixed (README.md, "Known, unfixed"): libxgboost 1.7.4 reads out of bounds on a
-// malformed UBJSON model, which nnergy hands it unchecked when the file has no digest for it. So
-// that the target keeps finding other bugs (and the CI smoke does not stop there every run), inputs
-// with an XGBoost model but without its digest are skipped; build with
-// -DNNERGY_FUZZ_KEEP_KNOWN_CRASHES to fuzz them too.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "fuzz_support.h"
@@ -33,26 +26,6 @@ struct Fixed {
 
 const Fixed* fixed = nullptr;
 
-// True when an object of `j` holds "<name>_ubj_base64" without "<name>_fnv1a64".
-bool has_undigested_xgboost_model(const nlohmann::json& j) {
-  if (j.is_object()) {
-    for (const auto& [key, value] : j.items()) {
-      const std::string suffix = "_ubj_base64";
-      if (key.size() > suffix.size() &&
-          key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0 &&
-          !j.contains(key.substr(0, key.size() - suffix.size()) + "_fnv1a64")) {
-        return true;
-      }
-      if (has_undigested_xgboost_model(value)) return true;
-    }
-  } else if (j.is_array()) {
-    for (const auto& value : j) {
-      if (has_undigested_xgboost_model(value)) return true;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -67,15 +40,6 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-#ifndef NNERGY_FUZZ_KEEP_KNOWN_CRASHES
-  try {
-    const nlohmann::json parsed = nlohmann::json::parse(data, data + size, nullptr,
-                                                        /*allow_exceptions=*/false);
-    if (has_undigested_xgboost_model(parsed)) return 0;
-  } catch (const nlohmann::json::exception&) {
-    // not JSON: the reader refuses it below
-  }
-#endif
   return nnergy::fuzz::run_one("model_file", [&] {
     auto model = std::make_shared<const nnergy::learn::ModelFile>(nnergy::learn::ModelFile::parse(
         nnergy::fuzz::as_text(data, size), "fuzz.nnp", fixed->registry));

@@ -161,6 +161,27 @@ TEST_P(XgboostKindTest, ACorruptModelIsInvalidInput) {
     EXPECT_THROW(XgboostRegressor(GetParam()).load(fewer_trees), InvalidInput);
   }
 
+  // Without its digest (files written before digests), malformed UBJSON never reaches XGBoost,
+  // whose reader goes past the end of such a buffer (fuzz/model_file found it).
+  nlohmann::json undigested = saved;
+  undigested.erase("xgboost_model_fnv1a64");
+  XgboostRegressor(GetParam()).load(undigested);  // the intact model still loads
+  auto expect_malformed = [&](const std::string& bytes, const std::string& why) {
+    nlohmann::json bad = undigested;
+    bad[field] = base64::encode(bytes);
+    try {
+      XgboostRegressor(GetParam()).load(bad);
+      ADD_FAILURE() << "loaded malformed UBJSON: " << why;
+    } catch (const InvalidInput& e) {
+      EXPECT_THAT(e.what(), HasSubstr("is not well-formed UBJSON")) << why;
+    }
+  };
+  expect_malformed(ubj.substr(0, ubj.size() / 2), "truncated");
+  // An optimized array announcing 2^62 null elements, none of which has a byte.
+  expect_malformed(std::string("[$Z#L") + std::string("\x40\0\0\0\0\0\0\0", 8), "2^62 nulls");
+  expect_malformed(std::string("[#i\x05") + "i\x01", "five elements announced, one present");
+  expect_malformed(ubj + "Z", "a second value after the model");
+
   nlohmann::json more_names = saved;
   more_names["feature_names"].push_back("c");
   EXPECT_THROW(XgboostRegressor(GetParam()).load(more_names), InvalidInput);

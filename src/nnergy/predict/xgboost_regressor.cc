@@ -136,6 +136,55 @@ std::string model_digest(const std::string& bytes) {
   return fmt::format("{:016x}", h);
 }
 
+// Walks UBJSON without building anything, to learn whether it is well formed. libxgboost 1.7
+// reads a malformed UBJSON buffer past its end (UBJReader::ParseArray, found by fuzz/model_file),
+// so nnergy hands XGBoost only bytes that nlohmann's bounds-checked UBJSON parser walked to the
+// end. A container may not announce more elements than the buffer has bytes: XGBoost never writes
+// one, and a count of no-payload elements would otherwise have the walk loop for 2^63 of them.
+class UbjsonWalk : public nlohmann::json_sax<json> {
+ public:
+  explicit UbjsonWalk(std::size_t bytes) : bytes_(bytes) {}
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t elements) override { return fits(elements); }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return true; }
+  bool start_array(std::size_t elements) override { return fits(elements); }
+  bool end_array() override { return true; }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    error_ = e.what();
+    return false;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  bool fits(std::size_t elements) {
+    if (elements == static_cast<std::size_t>(-1) || elements <= bytes_) return true;
+    error_ = fmt::format("a container of {} elements in {} bytes", elements, bytes_);
+    return false;
+  }
+  std::size_t bytes_;
+  std::string error_;
+};
+
+// Why `bytes` is not well-formed UBJSON; empty when it is.
+std::string ubjson_problem(const std::string& bytes) {
+  UbjsonWalk walk(bytes.size());
+  bool ok = false;
+  try {
+    ok = json::sax_parse(bytes, &walk, json::input_format_t::ubjson, /*strict=*/true);
+  } catch (const json::exception& e) {
+    return e.what();
+  }
+  if (ok) return {};
+  return walk.error().empty() ? std::string("it ends early") : walk.error();
+}
+
 // A booster restored from its saved UBJSON model (base64 text in `model`, with its digest when
 // the file has one); InvalidInput when that is not base64, does not match its digest, XGBoost
 // rejects it, or it expects another number of features.
@@ -154,6 +203,11 @@ std::unique_ptr<Booster> booster_from_saved(const json& model, const json* diges
         "{} model: \"{}\" does not match its digest {} (the file is truncated or was altered); "
         "train the model again",
         regressor, field, digest->dump()));
+  }
+  if (const std::string problem = ubjson_problem(*bytes); !problem.empty()) {
+    throw InvalidInput(
+        fmt::format("{} model: \"{}\" is not well-formed UBJSON ({}); train the model again",
+                    regressor, field, problem));
   }
   auto booster = std::make_unique<Booster>();
   if (XGBoosterLoadModelFromBuffer(booster->get(), bytes->data(), bytes->size()) != 0) {
