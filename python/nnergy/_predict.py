@@ -187,7 +187,8 @@ def predict(model, example_input=None, *, device=None, batch=None, mode="inferen
     mode           "inference" or "training"; precision: fp32, tf32, fp16, bf16 or fp64
     dims           {name: value} for other symbolic dimensions
     clock_mhz      core clock, MHz (default boost); power_limit_w: board power limit, W
-    host_launch_us host time to launch one kernel, µs (default: the calibrated eager value)
+    host_launch_us host time to launch one kernel in inference, µs; training takes the
+                   calibrated multiple of it (autograd) (default: the calibrated eager value)
     sweep_clocks   also predict over the device's clocks (or call .clock_sweep() later)
     optimizer      training: "sgd", "sgd-momentum" (default), "adam" or "adamw"
     whitelist      comma-separated compute-relevant ONNX op types
