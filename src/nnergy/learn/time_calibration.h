@@ -2,9 +2,10 @@
 
 // Fitting the free parameters of the analytical time model (device::CalibratedParameters: per
 // architecture generation the efficiencies of the vector units, the matrix units and memory;
-// for all GPUs the kernel launch time and the size and reduction factors; per source the host's
-// launch time) to measured whole-network times, and cross-validating the fit by leaving out one
-// GPU or one source at a time.
+// for all GPUs the kernel launch time, the size and reduction factors, the convolution regimes,
+// eager PyTorch's training host factor and the rate of a pageable input copy; per source the
+// host's launch time) to measured whole-network times, and cross-validating the fit by leaving
+// out one GPU or one source at a time.
 
 #include <cstddef>
 #include <functional>
@@ -53,7 +54,9 @@ TimeFit fit_times(const network::PreparedTimes& prepared, const std::vector<std:
 
 /// Predictions of the measurements `use` with `parameters` applied to `catalog`'s devices
 /// (transferred where their generation was not fitted); a measurement's host launch time is its
-/// source's, else parameters.host_launch_s.
+/// source's, else parameters.host_launch_s, times host_launch_training_factor for an eager
+/// PyTorch training iteration; a measurement that includes the copy of its inputs copies them at
+/// parameters.input_copy_bytes_per_s (else network::kNominalInputCopyBytesPerS).
 std::vector<network::EvaluatedTime> predict_with(const network::PreparedTimes& prepared,
                                                  const std::vector<std::size_t>& use,
                                                  const device::DeviceCatalog& catalog,
