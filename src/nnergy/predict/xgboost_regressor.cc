@@ -214,6 +214,17 @@ std::unique_ptr<Booster> booster_from_saved(const json& model, const json* diges
     throw InvalidInput(fmt::format("{} model: \"{}\" is not a valid XGBoost model: {}", regressor,
                                    field, XGBGetLastError()));
   }
+  // XGBoost loads some inconsistent models (a tree count other than the number of trees, found by
+  // fuzz/model_file) and fails only when saving them again: one save checks the model as XGBoost
+  // holds it, so that such a file is the file's problem, not an internal error later.
+  bst_ulong saved_length = 0;
+  const char* saved = nullptr;
+  if (XGBoosterSaveModelToBuffer(booster->get(), R"({"format": "ubj"})", &saved_length, &saved) !=
+      0) {
+    throw InvalidInput(
+        fmt::format("{} model: \"{}\" is not a consistent XGBoost model: {}; train the model again",
+                    regressor, field, XGBGetLastError()));
+  }
   bst_ulong model_features = 0;
   check(XGBoosterGetNumFeature(booster->get(), &model_features), "XGBoosterGetNumFeature");
   if (model_features != features) {
