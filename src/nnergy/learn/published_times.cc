@@ -12,6 +12,7 @@
 
 #include "nnergy/core/error.h"
 #include "nnergy/graph/zoo.h"
+#include "nnergy/learn/time_calibration.h"
 
 namespace nnergy::learn {
 
@@ -214,7 +215,7 @@ std::optional<network::NetworkTimeMeasurement> run_of(const dataset::PublishedMe
   m.model = mapping->model;
   m.bindings.batch = *batch;
   m.bindings.named = mapping->dims;
-  const std::string source = r.source.substr(0, r.source.find(" ("));
+  const std::string source = source_key(r.source);
   if (maps.protocols.contains(source)) {
     const nlohmann::json& protocol = maps.protocols.at(source);
     const auto copy = protocol.find("input_copy");

@@ -177,9 +177,10 @@ class Problem {
     std::map<std::string, std::vector<std::size_t>> generation_rows;
     std::map<std::string, std::vector<std::size_t>> tensor_rows;
     std::map<std::string, std::vector<std::size_t>> host_rows;
-    std::vector<std::size_t> copy_rows;      // the rows whose time includes copying the inputs
-    std::vector<std::size_t> vector_rows;    // Winograd runs on the CUDA cores only
-    std::vector<std::size_t> training_rows;  // the rows with a backward pass
+    std::vector<std::size_t> copy_rows;           // the rows whose time includes copying the inputs
+    std::vector<std::size_t> host_training_rows;  // host rows of eager PyTorch training
+    std::vector<std::size_t> vector_rows;         // Winograd runs on the CUDA cores only
+    std::vector<std::size_t> training_rows;       // the rows with a backward pass
     for (std::size_t k = 0; k < rows_.size(); ++k) {
       const Row& r = rows_[k];
       generation_rows[r.generation].push_back(k);
@@ -189,8 +190,10 @@ class Problem {
       if (m.mode == predict::Mode::kTraining && m.part != TimedPart::kForward)
         training_rows.push_back(k);
       if (prepared.measurements[r.index].nodes.empty() &&
-          records_per_source[r.source] >= options.min_host_records)
+          records_per_source[r.source] >= options.min_host_records) {
         host_rows[r.source].push_back(k);
+        if (m.mode == predict::Mode::kTraining && m.eager_pytorch) host_training_rows.push_back(k);
+      }
       if (m.input_copied && m.nodes.empty()) copy_rows.push_back(k);
     }
     for (const auto& [g, rows] : generation_rows) {
@@ -211,13 +214,6 @@ class Problem {
       parameters_.push_back({Kind::kBackward, "", std::log(1.0), 0.5, training_rows});
     for (const auto& [s, rows] : host_rows)
       parameters_.push_back({Kind::kHost, s, std::log(20e-6), 2, rows});
-    std::vector<std::size_t> host_training_rows;
-    for (const auto& [s, rows] : host_rows) {
-      for (std::size_t k : rows) {
-        const NetworkTimeMeasurement& m = prepared.measurements[rows_[k].index];
-        if (m.mode == predict::Mode::kTraining && m.eager_pytorch) host_training_rows.push_back(k);
-      }
-    }
     if (!host_training_rows.empty())
       parameters_.push_back({Kind::kHostTraining, "", std::log(1.0), 0.5, host_training_rows});
     if (copy_rows.size() >= options.min_host_records)
