@@ -28,7 +28,7 @@ CalibratedParameters example() {
   p.backward_matrix_efficiency = 0.7;
   p.host_launch_s = 50e-6;
   p.host_launch_source = "github:x/y";
-  p.host_launch_by_source = {{"github:x/y", 50e-6}};
+  p.host_launch_by_host = {{"github:x/y", 50e-6}};
   p.host_launch_training_factor = 1.4;
   p.input_copy_bytes_per_s = 4e9;
   p.transferred_time_log_sigma = 0.3;
@@ -46,7 +46,7 @@ TEST(CalibratedParameters, WrittenAndReadBack) {
   EXPECT_DOUBLE_EQ(p.generations.at("Ampere").tensor.value(), 0.4);
   EXPECT_FALSE(p.generations.at("Pascal").tensor.has_value());
   EXPECT_EQ(p.generations.at("Ampere").devices.size(), 2u);
-  EXPECT_DOUBLE_EQ(p.host_launch_by_source.at("github:x/y"), 50e-6);
+  EXPECT_DOUBLE_EQ(p.host_launch_by_host.at("github:x/y"), 50e-6);
   EXPECT_DOUBLE_EQ(p.transferred_time_log_sigma, 0.3);
   ASSERT_TRUE(p.power.has_value());
   EXPECT_DOUBLE_EQ(p.power->operand_share, 0.4);

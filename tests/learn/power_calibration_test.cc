@@ -3,11 +3,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
 #include <utility>
 
+#include "nnergy/core/error.h"
 #include "nnergy/dataset/published_measurement.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/graph/zoo.h"
+#include "nnergy/learn/time_calibration.h"
 #include "nnergy/network/network_prediction.h"
 #include "nnergy/network/time_evaluation.h"
 
@@ -170,8 +175,12 @@ TEST(PublishedTimes, HowASourceTimedItsRunsComesFromTheRecordAndProtocolsJson) {
   dataset::PublishedMeasurement cudnn51 = cudnn4;
   cudnn51.id = "cudnn51";
   cudnn51.framework = "Torch7 (Lua) + cuDNN 5.1.10";
-  const PublishedTimes times = published_times({copied, cudnn4, cudnn50, cudnn51}, kDataDir, {"A"});
-  ASSERT_EQ(times.measurements.size(), 4u);
+  dataset::PublishedMeasurement on_dgx = copied;
+  on_dgx.id = "on_dgx";
+  on_dgx.gpu = "NVIDIA A100-SXM4-40GB (DGX A100)";
+  const PublishedTimes times =
+      published_times({copied, cudnn4, cudnn50, cudnn51, on_dgx}, kDataDir, {"A"});
+  ASSERT_EQ(times.measurements.size(), 5u);
   // data/calibration/protocols.json: this source's timed loop copies the batch to the GPU.
   EXPECT_TRUE(times.measurements[0].input_copied);
   EXPECT_TRUE(times.measurements[0].eager_pytorch);                          // "PyTorch eager"
@@ -181,6 +190,40 @@ TEST(PublishedTimes, HowASourceTimedItsRunsComesFromTheRecordAndProtocolsJson) {
   EXPECT_EQ(times.measurements[1].winograd, network::WinogradPasses::kNone);
   EXPECT_EQ(times.measurements[2].winograd, network::WinogradPasses::kForward);
   EXPECT_EQ(times.measurements[3].winograd, network::WinogradPasses::kAll);
+  // protocols.json names the machine the source's A100 ran on; its other GPUs ran on their own.
+  EXPECT_EQ(times.measurements[4].device_id, "a100-40gb");
+  EXPECT_EQ(times.measurements[4].host, "DGX A100");
+  EXPECT_EQ(times.measurements[0].host, "");
+  EXPECT_EQ(host_of(times.measurements[0]), "github:ryujaehun/pytorch-gpu-benchmark on h100-sxm");
+}
+
+TEST(PublishedTimes, AHostsEntryThatIsNotAnObjectOfNamesIsNamedWithItsFile) {
+  // A data directory like the project's, with a protocols.json whose hosts map a GPU to a number.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("nnergy-protocols-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "calibration");
+  for (const char* name : {"gpus.json", "networks.json", "assumed_batches.json", "layer_ops.json"})
+    std::filesystem::copy_file(kDataDir / "calibration" / name, dir / "calibration" / name);
+  std::filesystem::create_directory_symlink(kDataDir / "calibration" / "networks",
+                                            dir / "calibration" / "networks");
+  std::filesystem::create_directory_symlink(kDataDir / "zoo", dir / "zoo");
+  std::ofstream(dir / "calibration" / "protocols.json")
+      << R"({"sources": {"github:ryujaehun/pytorch-gpu-benchmark": {"hosts": {"h100-sxm": 7}}}})";
+  dataset::PublishedMeasurement r = h100_record("r", "resnet18", "time_per_iteration", 0.01, "s");
+  r.source = "github:ryujaehun/pytorch-gpu-benchmark (results/x.csv @3f47a9e)";
+  try {
+    published_times({r}, dir, {"A"});
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidInput& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("protocols.json: sources.github:ryujaehun/pytorch-gpu-benchmark.hosts: "
+                        "expected an object of GPU id → host machine name"),
+              std::string::npos)
+        << what;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(PublishedFigures, TheH100CampaignsPrecisionsAndModesMap) {

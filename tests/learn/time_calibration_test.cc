@@ -27,7 +27,7 @@ device::CalibratedParameters truth() {
   p.kernel_overhead_s = 3e-6;
   p.work_half_flop_per_sm = 1e6;
   p.reduction_half = 8;
-  p.host_launch_by_source["synthetic"] = 30e-6;
+  p.host_launch_by_host["synthetic machine"] = 30e-6;
   p.host_launch_s = 30e-6;
   p.host_launch_training_factor = 1.5;
   p.input_copy_bytes_per_s = 5e9;
@@ -57,6 +57,7 @@ network::PreparedTimes synthetic() {
             m.measured_s = 1;  // replaced below
             m.eager_pytorch = true;
             m.input_copied = batch == 2;
+            m.host = "synthetic machine";
             ms.push_back(m);
           }
         }
@@ -79,13 +80,13 @@ std::vector<std::size_t> everything(const network::PreparedTimes& p) {
   return all;
 }
 
-// Thresholds for the small synthetic corpus, whose host launch time is the synthetic source's.
+// Thresholds for the small synthetic corpus, whose host launch time is its one machine's.
 CalibrationOptions synthetic_options() {
   CalibrationOptions options;
   options.min_generation_records = 5;
   options.min_tensor_records = 5;
   options.min_host_records = 5;
-  options.host_launch_source = "synthetic";
+  options.host_launch_host = "synthetic machine";
   return options;
 }
 
@@ -102,7 +103,7 @@ TEST(TimeCalibration, RecoversTheParametersSyntheticTimesWereMadeWith) {
   EXPECT_NEAR(p.generations.at("Ampere").tensor.value(), 0.35, 0.35 * 0.05);
   EXPECT_NEAR(p.generations.at("Pascal").compute, 0.8, 0.8 * 0.05);
   EXPECT_NEAR(p.host_launch_s, 30e-6, 30e-6 * 0.05);
-  EXPECT_EQ(p.host_launch_source, "synthetic");
+  EXPECT_EQ(p.host_launch_source, "synthetic machine");
   EXPECT_NEAR(p.host_launch_training_factor, 1.5, 1.5 * 0.05);
   ASSERT_TRUE(p.input_copy_bytes_per_s.has_value());
   EXPECT_NEAR(*p.input_copy_bytes_per_s, 5e9, 5e9 * 0.05);
@@ -133,6 +134,33 @@ TEST(TimeCalibration, TooFewMeasurementsOfAGenerationAreNamedNotFitted) {
   EXPECT_NE(fit.notes.front().find("Pascal: 12 measurements (fewer than 20), not fitted"),
             std::string::npos)
       << fit.notes.front();
+}
+
+TEST(TimeCalibration, AMachineTheFitDidNotSeeTakesItsSourcesOtherMachinesHostTime) {
+  network::PreparedTimes prepared = synthetic();
+  for (NetworkTimeMeasurement& m : prepared.measurements) m.host.clear();  // a machine per GPU
+  const std::vector<std::size_t> all = everything(prepared);
+  device::CalibratedParameters fitted = truth();
+  fitted.host_launch_s = 10e-6;
+  fitted.host_launch_by_host = {{"synthetic on gtx-1080-ti", 50e-6}};
+  device::CalibratedParameters fifty = truth();
+  fifty.host_launch_s = 50e-6;
+  fifty.host_launch_by_host.clear();
+  const auto with_fallback = predict_with(prepared, all, catalog(), fitted);
+  const auto with_fifty = predict_with(prepared, all, catalog(), fifty);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(host_of(prepared.measurements[i]),
+              "synthetic on " + prepared.measurements[i].device_id);
+    EXPECT_DOUBLE_EQ(with_fallback[i].predicted_s, with_fifty[i].predicted_s) << i;
+  }
+  // Another source has no fitted machine: the default.
+  for (NetworkTimeMeasurement& m : prepared.measurements) m.source = "elsewhere";
+  device::CalibratedParameters ten = fifty;
+  ten.host_launch_s = 10e-6;
+  const auto other = predict_with(prepared, all, catalog(), fitted);
+  const auto with_ten = predict_with(prepared, all, catalog(), ten);
+  for (std::size_t i = 0; i < all.size(); ++i)
+    EXPECT_DOUBLE_EQ(other[i].predicted_s, with_ten[i].predicted_s) << i;
 }
 
 TEST(TimeCalibration, SourceKeyIsTheTextBeforeTheParenthesis) {

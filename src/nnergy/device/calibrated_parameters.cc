@@ -109,11 +109,11 @@ CalibratedParameters read_calibrated_parameters(const std::filesystem::path& pat
   p.host_launch_s = positive(root, "host_launch_s", where);
   p.host_launch_source = root.value("host_launch_source", "");
   p.transferred_time_log_sigma = positive(root, "transferred_time_log_sigma", where);
-  if (root.contains("host_launch_by_source")) {
-    for (const auto& [source, value] : root["host_launch_by_source"].items()) {
-      p.host_launch_by_source[source] =
-          positive(root["host_launch_by_source"], source, where + ": host_launch_by_source");
-    }
+  // Files written before hosts were told apart keep one host per source.
+  for (const char* key : {"host_launch_by_host", "host_launch_by_source"}) {
+    if (!root.contains(key)) continue;
+    for (const auto& [host, value] : root[key].items())
+      p.host_launch_by_host[host] = positive(root[key], host, where + ": " + key);
   }
   // Absent from files written before training's dispatch cost was fitted: no effect.
   if (root.contains("host_launch_training_factor"))
@@ -163,9 +163,8 @@ std::string calibrated_parameters_json(const CalibratedParameters& p) {
   j["backward_matrix_efficiency"] = p.backward_matrix_efficiency;
   j["host_launch_s"] = p.host_launch_s;
   j["host_launch_source"] = p.host_launch_source;
-  j["host_launch_by_source"] = ordered_json::object();
-  for (const auto& [source, value] : p.host_launch_by_source)
-    j["host_launch_by_source"][source] = value;
+  j["host_launch_by_host"] = ordered_json::object();
+  for (const auto& [host, value] : p.host_launch_by_host) j["host_launch_by_host"][host] = value;
   j["host_launch_training_factor"] = p.host_launch_training_factor;
   if (p.input_copy_bytes_per_s) j["input_copy_bytes_per_s"] = *p.input_copy_bytes_per_s;
   j["transferred_time_log_sigma"] = p.transferred_time_log_sigma;

@@ -50,8 +50,9 @@ struct CalibratedParameters {
   double backward_matrix_efficiency = 1;  ///< device::Efficiency::backward_matrix_efficiency
   /// Host time per kernel of eager PyTorch, s: `predict`'s default --host-launch-us.
   double host_launch_s = 0;
-  std::string host_launch_source;                       ///< the source host_launch_s was fitted on
-  std::map<std::string, double> host_launch_by_source;  ///< s per kernel, per source
+  std::string host_launch_source;  ///< the host machine(s) host_launch_s was fitted on
+  /// s per kernel, per host machine (learn::host_of: "DGX A100", "<source> on <GPU id>").
+  std::map<std::string, double> host_launch_by_host;
   /// Host time per kernel of an eager PyTorch training iteration over that of inference
   /// (autograd's dispatch), fitted on the sources that ran both.
   double host_launch_training_factor = 1;

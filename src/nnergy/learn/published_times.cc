@@ -224,6 +224,15 @@ std::optional<network::NetworkTimeMeasurement> run_of(const dataset::PublishedMe
                          ".input_copy: expected true or false");
     }
     m.input_copied = copy != protocol.end() && copy->get<bool>();
+    const auto hosts = protocol.find("hosts");
+    if (hosts != protocol.end()) {
+      const auto host = hosts->is_object() ? hosts->find(m.device_id) : hosts->end();
+      if (!hosts->is_object() || (host != hosts->end() && !host->is_string())) {
+        throw InvalidInput((maps.dir / "protocols.json").string() + ": sources." + source +
+                           ".hosts: expected an object of GPU id → host machine name");
+      }
+      if (host != hosts->end()) m.host = host->get<std::string>();
+    }
   }
   m.winograd = winograd_passes(r.framework);
   m.eager_pytorch = r.framework.find("PyTorch") != std::string::npos;

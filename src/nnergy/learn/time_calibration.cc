@@ -36,11 +36,21 @@ double input_copy_rate(const device::CalibratedParameters& p) {
 double logistic(double t) { return 1 / (1 + std::exp(-t)); }
 double logit(double p) { return std::log(p / (1 - p)); }
 
+// Source key → the host machines (host_of) of its measurements in `prepared`.
+using HostsOfSource = std::map<std::string, std::set<std::string>>;
+HostsOfSource hosts_of_sources(const PreparedTimes& prepared) {
+  HostsOfSource hosts;
+  for (const NetworkTimeMeasurement& m : prepared.measurements)
+    hosts[source_key(m.source)].insert(host_of(m));
+  return hosts;
+}
+
 // The analytical predictor of every device of `catalog` with `parameters` applied.
 class CalibratedPredictors {
  public:
-  CalibratedPredictors(device::DeviceCatalog catalog, const device::CalibratedParameters& p)
-      : parameters_(p) {
+  CalibratedPredictors(device::DeviceCatalog catalog, const device::CalibratedParameters& p,
+                       const HostsOfSource& hosts_of_source)
+      : parameters_(p), hosts_of_source_(hosts_of_source) {
     catalog.calibrate(p, "parameters being fitted");
     for (const device::DeviceSpec& d : catalog.devices()) predictors_.emplace(d.id, d);
   }
@@ -50,9 +60,7 @@ class CalibratedPredictors {
     const NetworkTimeMeasurement& m = prepared.measurements[i];
     auto it = predictors_.find(m.device_id);
     if (it == predictors_.end()) throw InvalidInput("unknown device " + m.device_id);
-    auto h = parameters_.host_launch_by_source.find(source_key(m.source));
-    const double host_s =
-        h != parameters_.host_launch_by_source.end() ? h->second : parameters_.host_launch_s;
+    const double host_s = host_launch_s(m);
     const double factor = m.mode == predict::Mode::kTraining && m.eager_pytorch
                               ? parameters_.host_launch_training_factor
                               : 1.0;
@@ -61,8 +69,26 @@ class CalibratedPredictors {
   }
 
  private:
+  // Host time per kernel of `m`'s machine, s. A machine the fit did not see (a GPU left out
+  // with it) takes the mean of its source's other machines (the same benchmark, usually the
+  // same framework), else the default.
+  double host_launch_s(const NetworkTimeMeasurement& m) const {
+    const std::map<std::string, double>& fitted = parameters_.host_launch_by_host;
+    if (auto h = fitted.find(host_of(m)); h != fitted.end()) return h->second;
+    double sum = 0;
+    int n = 0;
+    for (const std::string& host : hosts_of_source_.at(source_key(m.source))) {
+      if (auto h = fitted.find(host); h != fitted.end()) {
+        sum += h->second;
+        ++n;
+      }
+    }
+    return n > 0 ? sum / n : parameters_.host_launch_s;
+  }
+
   const device::CalibratedParameters& parameters_;
   std::map<std::string, predict::AnalyticalPredictor> predictors_;
+  const HostsOfSource& hosts_of_source_;  // of the measurements predicted
 };
 
 enum class Kind {
@@ -82,7 +108,7 @@ enum class Kind {
 
 struct Parameter {
   Kind kind;
-  std::string key;                // the generation or the source; empty for global parameters
+  std::string key;                // the generation or the host; empty for global parameters
   double prior = 0;               // in the fitted (logit or log) space
   double prior_sigma = 1;         // same space
   std::vector<std::size_t> rows;  // the rows whose prediction depends on it
@@ -91,7 +117,7 @@ struct Parameter {
 struct Row {
   std::size_t index = 0;  // into the prepared measurements
   std::string generation;
-  std::string source;
+  std::string host;  // host_of its measurement
   bool tensor = false;
 };
 
@@ -102,7 +128,11 @@ class Problem {
   Problem(const PreparedTimes& prepared, const std::vector<std::size_t>& use,
           const device::DeviceCatalog& catalog, std::string corpus,
           const CalibrationOptions& options, std::vector<std::string>& notes)
-      : prepared_(prepared), catalog_(catalog), corpus_(std::move(corpus)), options_(options) {
+      : prepared_(prepared),
+        catalog_(catalog),
+        corpus_(std::move(corpus)),
+        options_(options),
+        hosts_of_source_(hosts_of_sources(prepared)) {
     std::vector<Row> candidates;
     std::map<std::string, std::size_t> per_generation;
     std::map<std::string, std::size_t> tensor_per_generation;
@@ -114,7 +144,7 @@ class Problem {
         ++other_vendor;
         continue;
       }
-      Row r{i, d.generation(), source_key(m.source), d.has_matrix_units(m.precision)};
+      Row r{i, d.generation(), host_of(m), d.has_matrix_units(m.precision)};
       ++per_generation[r.generation];
       if (r.tensor) ++tensor_per_generation[r.generation];
       candidates.push_back(r);
@@ -139,14 +169,14 @@ class Problem {
             g, tensor_per_generation[g], options.min_tensor_records));
       }
     }
-    std::map<std::string, std::size_t> records_per_source;
+    std::map<std::string, std::size_t> records_per_host;
     for (const Row& r : candidates) {
       if (per_generation[r.generation] < options.min_generation_records) continue;
       if (r.tensor && tensor_per_generation[r.generation] < options.min_tensor_records) continue;
       rows_.push_back(r);
       // Ops timed one by one have no host in their time: they say nothing of its launch cost.
-      if (prepared.measurements[r.index].nodes.empty()) ++records_per_source[r.source];
-      if (prepared.measurements[r.index].eager_pytorch) pytorch_sources_.insert(r.source);
+      if (prepared.measurements[r.index].nodes.empty()) ++records_per_host[r.host];
+      if (prepared.measurements[r.index].eager_pytorch) pytorch_hosts_.insert(r.host);
     }
     if (rows_.empty()) {
       throw InvalidInput(
@@ -176,7 +206,7 @@ class Problem {
     const std::vector<std::size_t>& all = all_rows_;
     std::map<std::string, std::vector<std::size_t>> generation_rows;
     std::map<std::string, std::vector<std::size_t>> tensor_rows;
-    std::map<std::string, std::vector<std::size_t>> host_rows;
+    std::map<std::string, std::vector<std::size_t>> host_rows;  // per host machine
     std::vector<std::size_t> copy_rows;           // the rows whose time includes copying the inputs
     std::vector<std::size_t> host_training_rows;  // host rows of eager PyTorch training
     std::vector<std::size_t> vector_rows;         // Winograd runs on the CUDA cores only
@@ -190,8 +220,8 @@ class Problem {
       if (m.mode == predict::Mode::kTraining && m.part != TimedPart::kForward)
         training_rows.push_back(k);
       if (prepared.measurements[r.index].nodes.empty() &&
-          records_per_source[r.source] >= options.min_host_records) {
-        host_rows[r.source].push_back(k);
+          records_per_host[r.host] >= options.min_host_records) {
+        host_rows[r.host].push_back(k);
         if (m.mode == predict::Mode::kTraining && m.eager_pytorch) host_training_rows.push_back(k);
       }
       if (m.input_copied && m.nodes.empty()) copy_rows.push_back(k);
@@ -219,12 +249,12 @@ class Problem {
     if (copy_rows.size() >= options.min_host_records)
       parameters_.push_back(
           {Kind::kCopy, "", std::log(network::kNominalInputCopyBytesPerS), 1, copy_rows});
-    for (const auto& [s, n] : records_per_source) {
+    for (const auto& [host, n] : records_per_host) {
       if (n < options.min_host_records) {
         notes.push_back(fmt::format(
             "{}: {} measurements (fewer than {}): host launch time not fitted, predicted with "
-            "the default",
-            s, n, options.min_host_records));
+            "the mean of its source's other hosts, else the default",
+            host, n, options.min_host_records));
       }
     }
   }
@@ -274,7 +304,7 @@ class Problem {
           p.backward_matrix_efficiency = std::exp(t);
           break;
         case Kind::kHost:
-          p.host_launch_by_source[q.key] = std::exp(t);
+          p.host_launch_by_host[q.key] = std::exp(t);
           break;
         case Kind::kHostTraining:
           p.host_launch_training_factor = std::exp(t);
@@ -284,24 +314,24 @@ class Problem {
           break;
       }
     }
-    if (auto it = p.host_launch_by_source.find(options_.host_launch_source);
-        it != p.host_launch_by_source.end()) {
+    if (auto it = p.host_launch_by_host.find(options_.host_launch_host);
+        it != p.host_launch_by_host.end()) {
       p.host_launch_s = it->second;
       p.host_launch_source = it->first;
-    } else if (!p.host_launch_by_source.empty()) {
-      // predict models eager PyTorch: the mean of its sources, else of all.
+    } else if (!p.host_launch_by_host.empty()) {
+      // predict models eager PyTorch: the mean of its hosts, else of all.
       bool any_pytorch = false;
-      for (const auto& [s, v] : p.host_launch_by_source)
-        any_pytorch |= pytorch_sources_.contains(s);
+      for (const auto& [host, v] : p.host_launch_by_host)
+        any_pytorch |= pytorch_hosts_.contains(host);
       double sum = 0;
-      std::vector<std::string> sources;
-      for (const auto& [s, v] : p.host_launch_by_source) {
-        if (any_pytorch && !pytorch_sources_.contains(s)) continue;
+      std::vector<std::string> hosts;
+      for (const auto& [host, v] : p.host_launch_by_host) {
+        if (any_pytorch && !pytorch_hosts_.contains(host)) continue;
         sum += v;
-        sources.push_back(s);
+        hosts.push_back(host);
       }
-      p.host_launch_s = sum / static_cast<double>(sources.size());
-      p.host_launch_source = "mean of " + join_with_commas(sources);
+      p.host_launch_s = sum / static_cast<double>(hosts.size());
+      p.host_launch_source = "mean of " + join_with_commas(hosts);
     }
     return p;
   }
@@ -309,7 +339,7 @@ class Problem {
   // ln(predicted/measured) of `rows` (indices into rows_) at x, into `out` at the same indices.
   void log_ratios(const VectorXd& x, const std::vector<std::size_t>& rows, VectorXd& out) const {
     const device::CalibratedParameters p = parameters(x);
-    const CalibratedPredictors predictors(catalog_, p);
+    const CalibratedPredictors predictors(catalog_, p, hosts_of_source_);
     for (std::size_t k : rows) {
       const std::size_t i = rows_[k].index;
       out[static_cast<Eigen::Index>(k)] =
@@ -356,7 +386,8 @@ class Problem {
   std::vector<Row> rows_;
   std::vector<std::size_t> all_rows_;  // 0 … rows_.size() − 1
   std::vector<Parameter> parameters_;
-  std::set<std::string> pytorch_sources_;  // sources of eager PyTorch runs
+  std::set<std::string> pytorch_hosts_;    // hosts of eager PyTorch runs
+  HostsOfSource hosts_of_source_;          // of all the prepared measurements
   device::CalibratedParameters skeleton_;  // counts, devices and years; no fitted value
 };
 
@@ -408,6 +439,10 @@ double rms(const std::vector<double>& values) {
 
 std::string source_key(const std::string& source) { return source.substr(0, source.find(" (")); }
 
+std::string host_of(const NetworkTimeMeasurement& m) {
+  return m.host.empty() ? source_key(m.source) + " on " + m.device_id : m.host;
+}
+
 TimeFit fit_times(const PreparedTimes& prepared, const std::vector<std::size_t>& use,
                   const device::DeviceCatalog& catalog, const std::string& corpus,
                   const CalibrationOptions& options) {
@@ -436,7 +471,8 @@ std::vector<network::EvaluatedTime> predict_with(const PreparedTimes& prepared,
                                                  const std::vector<std::size_t>& use,
                                                  const device::DeviceCatalog& catalog,
                                                  const device::CalibratedParameters& parameters) {
-  const CalibratedPredictors predictors(catalog, parameters);
+  const HostsOfSource hosts = hosts_of_sources(prepared);
+  const CalibratedPredictors predictors(catalog, parameters, hosts);
   std::vector<network::EvaluatedTime> out;
   out.reserve(use.size());
   for (std::size_t i : use)

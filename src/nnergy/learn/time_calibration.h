@@ -3,8 +3,8 @@
 // Fitting the free parameters of the analytical time model (device::CalibratedParameters: per
 // architecture generation the efficiencies of the vector units, the matrix units and memory;
 // for all GPUs the kernel launch time, the size and reduction factors, the convolution regimes,
-// eager PyTorch's training host factor and the rate of a pageable input copy; per source the
-// host's launch time) to measured whole-network times, and cross-validating the fit by leaving
+// eager PyTorch's training host factor and the rate of a pageable input copy; per host machine
+// its launch time) to measured whole-network times, and cross-validating the fit by leaving
 // out one GPU or one source at a time.
 
 #include <cstddef>
@@ -24,17 +24,22 @@ struct CalibrationOptions {
   std::size_t min_generation_records = 20;
   /// Fewer matrix-unit (tf32/fp16/bf16) measurements: the generation's tensor η is not fitted.
   std::size_t min_tensor_records = 10;
-  /// Fewer measurements of a source: its host launch time is not fitted (the default is used).
+  /// Fewer measurements of a host machine (host_of): its launch time is not fitted.
   std::size_t min_host_records = 10;
   /// Weight of the priors' residuals ((θ − θ₀)/σ in logit or log space); 1: weak priors that
   /// only decide parameters the measurements leave open.
   double prior_weight = 1;
-  /// The source whose host launch time becomes `predict`'s default: eager PyTorch, one GPU.
-  std::string host_launch_source = "github:ryujaehun/pytorch-gpu-benchmark";
+  /// The host machine whose launch time becomes `predict`'s default: eager PyTorch on a
+  /// current server, measured by two sources.
+  std::string host_launch_host = "DGX A100";
 };
 
 /// The part of a measurement's source before " (" (e.g. "github:owner/repo").
 std::string source_key(const std::string& source);
+
+/// The machine that ran `m`, whose CPU and framework set its host launch time: m.host where the
+/// corpus names it (e.g. "DGX A100"), else "<source key> on <device id>".
+std::string host_of(const network::NetworkTimeMeasurement& m);
 
 /// A fit and what it left out.
 struct TimeFit {
@@ -54,7 +59,8 @@ TimeFit fit_times(const network::PreparedTimes& prepared, const std::vector<std:
 
 /// Predictions of the measurements `use` with `parameters` applied to `catalog`'s devices
 /// (transferred where their generation was not fitted); a measurement's host launch time is its
-/// source's, else parameters.host_launch_s, times host_launch_training_factor for an eager
+/// host machine's (host_of), else the mean of the fitted machines of its source (a GPU left out
+/// with its machine), else parameters.host_launch_s, times host_launch_training_factor for an eager
 /// PyTorch training iteration; a measurement that includes the copy of its inputs copies them at
 /// parameters.input_copy_bytes_per_s (else network::kNominalInputCopyBytesPerS).
 std::vector<network::EvaluatedTime> predict_with(const network::PreparedTimes& prepared,

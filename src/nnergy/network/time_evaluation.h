@@ -54,6 +54,10 @@ struct NetworkTimeMeasurement {
   /// Whether the measured time includes copying the data inputs from pageable host memory to
   /// the GPU (e.g. `model(x.to('cuda'))` inside the timed loop).
   bool input_copied = false;
+  /// The machine that ran it, where the corpus names one that several of its GPUs or sources
+  /// share (e.g. "DGX A100"): its CPU and framework set the host launch time. Empty: a machine of
+  /// its own (learn::host_of names it).
+  std::string host;
   WinogradPasses winograd = WinogradPasses::kAll;  ///< see WinogradPasses
   /// Whether eager PyTorch ran it, the framework whose host `predict` models: its training
   /// iterations dispatch kernels through autograd, which costs host time beyond inference's.

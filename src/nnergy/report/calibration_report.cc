@@ -132,9 +132,9 @@ std::string render_text(const CalibrationReport& r) {
       r.parameters.kernel_overhead_s * 1e6, r.parameters.work_half_flop_per_sm * 1e-6,
       r.parameters.reduction_half, r.parameters.winograd_speedup,
       r.parameters.grouped_conv_efficiency, r.parameters.backward_matrix_efficiency);
-  out += "Host (CPU) time per kernel launch, per source:";
-  for (const auto& [source, s] : r.parameters.host_launch_by_source)
-    out += fmt::format(" {} {:.1f} µs;", source, s * 1e6);
+  out += "Host (CPU) time per kernel launch, per host machine:";
+  for (const auto& [host, s] : r.parameters.host_launch_by_host)
+    out += fmt::format(" {} {:.1f} µs;", host, s * 1e6);
   out += fmt::format(
       "\n  eager PyTorch's training iterations take {:.2f}× inference's per kernel (autograd); "
       "`predict` uses {:.1f} µs in inference and {:.1f} µs in training ({}) unless given "
