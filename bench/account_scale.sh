@@ -24,7 +24,7 @@ python3 bench/make_account_traces.py "$work/small" 60
 # run DIR TRACE: one whole process; prints "wall_s cpu_s max_rss_kb".
 run() {
   /usr/bin/time -f "%e %U %S %M" -o "$work/time.txt" \
-    "$nnergy" account --trace "$1/$2.json" --power "$1/power.csv" --json "$work/out.json" \
+    "$nnergy" account --trace "$1/$2.json" --power "$1/power.csv" -o "$work/out.json" \
     >/dev/null
   awk '{ printf "%s %.3f %s\n", $1, $2 + $3, $4 }' "$work/time.txt"
 }

@@ -26,7 +26,8 @@ struct AccountOptions {
   std::size_t top = 25;
   std::vector<std::string> summarize;
   bool no_default_rules = false;
-  std::string json_file;
+  bool json = false;
+  std::string output_file;
   std::string csv_file;
   std::string folded_file;
   std::string perfetto_file;
@@ -59,7 +60,7 @@ api::AccountRequest to_request(const AccountOptions& o, const std::string& comma
   r.default_rules = !o.no_default_rules;
   r.assess = o.assess;
   r.max_factor = o.max_factor;
-  r.json_file = o.json_file;
+  r.json_file = o.output_file;
   r.csv_file = o.csv_file;
   r.folded_file = o.folded_file;
   r.perfetto_file = o.perfetto_file;
@@ -70,6 +71,7 @@ api::AccountRequest to_request(const AccountOptions& o, const std::string& comma
 CommandResult run_account(const AccountOptions& o, const std::string& command_line) {
   if (o.level < 0) throw InvalidInput("--level: expected >= 0, found " + std::to_string(o.level));
   const report::AccountingReport report = api::account(to_request(o, command_line));
+  if (o.json) return {report::render_json(report), 0};
   return {report::render_text(report, {static_cast<std::size_t>(o.level), o.top}), 0};
 }
 
@@ -109,7 +111,11 @@ void add_account_command(CLI::App& app, CommandRun* selected, const std::string&
   command->add_flag("--no-default-rules", options->no_default_rules,
                     "do not apply the default rules (layer_N, layers.N, blocks.N, h.N, layerN.M, "
                     "ProfilerStep#N)");
-  command->add_option("--json", options->json_file, "write TEF, STEF, EDD and conservation JSON");
+  command->add_flag("--json", options->json,
+                    "write the accounting document (TEF, STEF, EDD, conservation) as JSON to "
+                    "stdout instead of text");
+  command->add_option("-o,--output", options->output_file,
+                      "write the accounting document (as --json prints it) to FILE");
   command->add_option("--csv", options->csv_file, "write the TEF as CSV");
   command->add_option("--folded", options->folded_file,
                       "write folded stacks (integer µJ) for flamegraph.pl / speedscope");
@@ -124,7 +130,7 @@ void add_account_command(CLI::App& app, CommandRun* selected, const std::string&
                       "largest decimation factor for --assess (default 8)");
   auto compare = std::make_shared<CompareOptions>();
   CLI::App* compare_command = command->add_subcommand(
-      "compare", "Accounting similarity (PCC) of two footprints written by --json");
+      "compare", "Accounting similarity (PCC) of two footprints written by --json or -o");
   compare_command->add_option("first", compare->first, "footprint JSON")->required();
   compare_command->add_option("second", compare->second, "footprint JSON")->required();
   // The parent's callback runs after the subcommand's, so it decides which one runs.

@@ -32,6 +32,7 @@ struct CompareOptions {
   std::optional<std::string> optimizer;
   bool json = false;
   bool csv = false;
+  std::string output;  ///< also write the JSON document here
   std::string html;
 };
 
@@ -82,12 +83,10 @@ std::string run_compare(const CompareOptions& o, const std::string& command_line
   r.host_launch_us = o.host_launch_us;
   if (o.optimizer) r.optimizer = graph::parse_optimizer(*o.optimizer, "--optimizer");
   const report::ComparisonReport report = api::compare(r);
-  if (!o.html.empty()) {
-    report::write_html(
-        o.html, report::HtmlKind::kCompare,
-        fmt::format("nnergy compare: {} on {} devices", report.network, report.devices.size()),
-        report::to_json(report), "--html");
-  }
+  report::write_document_files(
+      {o.output, "--output", o.html, "--html"}, report::HtmlKind::kCompare,
+      fmt::format("nnergy compare: {} on {} devices", report.network, report.devices.size()),
+      report::to_json(report));
   if (o.json) return core::json_text(report::to_json(report));
   if (o.csv) return report::render_csv(report);
   return report::render_text(report);
@@ -126,6 +125,8 @@ void add_compare_command(CLI::App& app, CommandRun* selected, const std::string&
   cmd->add_option("--optimizer", options->optimizer,
                   "training: sgd, sgd-momentum (default), adam or adamw");
   cmd->add_flag("--json", options->json, "write JSON instead of text");
+  cmd->add_option("-o,--output", options->output,
+                  "also write the JSON document (as --json prints it) to FILE");
   cmd->add_flag("--csv", options->csv, "write CSV (one row per device, batch and clock)");
   cmd->add_option("--html", options->html,
                   "also write a self-contained HTML report (ranking table, energy vs time "

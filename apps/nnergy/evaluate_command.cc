@@ -31,6 +31,7 @@ struct EvaluateOptions {
   std::vector<std::string> holdout_networks;
   double test_fraction = 0.2;
   std::string scatter_csv;
+  std::string output;  ///< also write the JSON document here
   std::string html;
   std::string features_csv;
   std::optional<std::string> device;
@@ -64,11 +65,10 @@ std::string run_published(const EvaluateOptions& o, const std::string& command_l
   r.progress = progress->callback();
   const report::PublishedEvaluationReport report = api::evaluate_published(r);
   progress->finish();
-  if (!o.html.empty()) {
-    report::write_html(o.html, report::HtmlKind::kEvaluate,
-                       "nnergy evaluate: " + std::filesystem::path(o.published).filename().string(),
-                       report::to_json(report), "--html");
-  }
+  report::write_document_files(
+      {o.output, "--output", o.html, "--html"}, report::HtmlKind::kEvaluate,
+      "nnergy evaluate: " + std::filesystem::path(o.published).filename().string(),
+      report::to_json(report));
   return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
 }
 
@@ -100,11 +100,10 @@ std::string run_evaluate(const EvaluateOptions& o, const std::string& command_li
   r.progress = progress->callback();
   const report::EvaluationReport report = api::evaluate(r);
   progress->finish();
-  if (!o.html.empty()) {
-    report::write_html(o.html, report::HtmlKind::kEvaluate,
-                       "nnergy evaluate: " + std::filesystem::path(o.db).filename().string(),
-                       report::to_json(report), "--html");
-  }
+  report::write_document_files(
+      {o.output, "--output", o.html, "--html"}, report::HtmlKind::kEvaluate,
+      "nnergy evaluate: " + std::filesystem::path(o.db).filename().string(),
+      report::to_json(report));
   return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
 }
 
@@ -127,6 +126,8 @@ void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string
                   "with --published: host CPU time per kernel launch in inference, us (see "
                   "predict; default: the calibrated value)");
   cmd->add_flag("--json", options->json, "write JSON instead of text");
+  cmd->add_option("-o,--output", options->output,
+                  "also write the JSON document (as --json prints it) to FILE");
   cmd->add_option("--predictor", options->predictors,
                   "regressors to compare, comma-separated (forest, boost, poly-lasso, hybrid, "
                   "analytical; resnet with LibTorch)")

@@ -44,7 +44,8 @@ struct PredictOptions {
   bool json = false;
   bool csv = false;
   bool ignore_memory = false;
-  std::string html;  ///< also write a self-contained HTML report here
+  std::string output;  ///< also write the JSON document here
+  std::string html;    ///< also write a self-contained HTML report here
 };
 
 api::PredictRequest to_request(const PredictOptions& o, const std::string& command_line) {
@@ -83,12 +84,10 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
       request.predictor_file.empty() ? predict::RegressorRegistry() : available_regressors();
   request.regressors = &regressors;
   const report::PredictionReport report = api::predict(request);
-  if (!o.html.empty()) {
-    report::write_html(
-        o.html, report::HtmlKind::kPredict,
-        fmt::format("nnergy predict: {} on {}", report.network->name, report.device->id),
-        report::to_json(report), "--html");
-  }
+  report::write_document_files(
+      {o.output, "--output", o.html, "--html"}, report::HtmlKind::kPredict,
+      fmt::format("nnergy predict: {} on {}", report.network->name, report.device->id),
+      report::to_json(report));
   if (o.json) return core::json_text(report::to_json(report));
   if (o.csv) return report::render_csv(report);
   return report::render_text(report, {o.top, o.order == "energy"});
@@ -149,6 +148,8 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
       "classification error (fraction) for the energy-precision ratio M = error^alpha * EPI");
   cmd->add_option("--alpha", options->alpha, "exponent alpha of the energy-precision ratio");
   cmd->add_flag("--json", options->json, "write JSON instead of text");
+  cmd->add_option("-o,--output", options->output,
+                  "also write the JSON document (as --json prints it) to FILE");
   cmd->add_flag("--csv", options->csv, "write CSV (per layer, or per clock with --sweep-clocks)");
   cmd->add_option("--html", options->html,
                   "also write a self-contained HTML report (totals, per-layer bar charts, "

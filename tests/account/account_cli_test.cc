@@ -57,8 +57,8 @@ TEST_F(AccountCli, AccountsTheCommittedRunAndWritesEveryOutput) {
   const fs::path perfetto = dir_ / "a.perfetto.json";
   const RunResult r =
       run_nnergy({"account", kRun.string(), "--level", "2", "--top", "5", "--summarize",
-                  R"(layer\d+\.\d+=block)", "--json", json.string(), "--csv", csv.string(),
-                  "--folded", folded.string(), "--perfetto", perfetto.string()});
+                  R"(layer\d+\.\d+=block)", "-o", json.string(), "--csv", csv.string(), "--folded",
+                  folded.string(), "--perfetto", perfetto.string()});
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_THAT(r.out, HasSubstr("Energy distribution diagram"));
   EXPECT_THAT(r.out, HasSubstr("Top 5 energy hotspots"));
@@ -134,10 +134,47 @@ TEST_F(AccountCli, ARunWithoutAssignedPowerSaysSo) {
 
 TEST_F(AccountCli, CompareOfAFootprintWithItselfIsOne) {
   const fs::path json = dir_ / "a.json";
-  ASSERT_EQ(run_nnergy({"account", kRun.string(), "--json", json.string()}).exit_code, 0);
+  ASSERT_EQ(run_nnergy({"account", kRun.string(), "-o", json.string()}).exit_code, 0);
   const RunResult r = run_nnergy({"account", "compare", json.string(), json.string()});
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_THAT(r.out, HasSubstr("1.0000"));
+}
+
+TEST_F(AccountCli, JsonPrintsTheDocumentThatOutputWrites) {
+  const fs::path json = dir_ / "a.json";
+  ASSERT_EQ(run_nnergy({"account", kRun.string(), "-o", json.string()}).exit_code, 0);
+  const RunResult printed = run_nnergy({"account", kRun.string(), "--json"});
+  ASSERT_EQ(printed.exit_code, 0) << printed;
+  const nlohmann::json out = nlohmann::json::parse(printed.out);
+  const nlohmann::json file = nlohmann::json::parse(read_file(json));
+  EXPECT_EQ(out["tef"], file["tef"]);
+  EXPECT_EQ(out["stef"], file["stef"]);
+  EXPECT_EQ(out["devices"], file["devices"]);
+  // compare reads what --json prints.
+  const fs::path printed_file = dir_ / "printed.json";
+  std::ofstream(printed_file) << printed.out;
+  const RunResult same = run_nnergy({"account", "compare", printed_file.string(), json.string()});
+  ASSERT_EQ(same.exit_code, 0) << same;
+  EXPECT_THAT(same.out, HasSubstr("1.0000"));
+  // Several runs: one document each, and the assessment with --assess.
+  const RunResult two = run_nnergy(
+      {"account", kRun.string(), kRun.string(), "--assess", "--max-factor", "2", "--json"});
+  ASSERT_EQ(two.exit_code, 0) << two;
+  const nlohmann::json both = nlohmann::json::parse(two.out);
+  ASSERT_EQ(both["runs"].size(), 2u);
+  EXPECT_EQ(both["runs"][0]["tef"], file["tef"]);
+  EXPECT_NEAR(both["assessment"]["widening"][0].get<double>(), 1.0, 1e-9);
+  EXPECT_EQ(both["runs"][0]["sparsing"][0]["factor"], 2);
+}
+
+TEST_F(AccountCli, AJsonFileGivenAsARunSaysToUseOutput) {
+  // `--json` takes no file: a file after it is read as a run.
+  const RunResult r = run_nnergy({"account", kRun.string(), "--json", (dir_ / "a.json").string()});
+  EXPECT_EQ(r.exit_code, 2) << r;
+  EXPECT_THAT(r.err, HasSubstr("a.json': expected a session directory (with session.json), "
+                               "found nothing; to write the accounting document to a file, use "
+                               "--output"));
+  EXPECT_FALSE(fs::exists(dir_ / "a.json"));
 }
 
 TEST_F(AccountCli, AssessPrintsSparsingWideningAndPairwiseSimilarity) {
@@ -170,7 +207,7 @@ TEST_F(AccountCli, EventsOutsideThePowerTraceAreReportedAsUnmeasured) {
 TEST_F(AccountCli, BadRuleIsExit2AndWritesNothing) {
   const fs::path json = dir_ / "never.json";
   const RunResult r =
-      run_nnergy({"account", kRun.string(), "--summarize", "([=x", "--json", json.string()});
+      run_nnergy({"account", kRun.string(), "--summarize", "([=x", "-o", json.string()});
   EXPECT_EQ(r.exit_code, 2) << r;
   EXPECT_THAT(r.err, HasSubstr("--summarize"));
   EXPECT_FALSE(fs::exists(json));
@@ -226,7 +263,7 @@ TEST_F(AccountCli, KinetoTraceTakesEachDevicesOwnPower) {
   std::ofstream(dir_ / "power.csv") << csv.str();
   const fs::path json = dir_ / "k.json";
   const RunResult r = run_nnergy({"account", "--trace", (dir_ / "kineto.json").string(), "--power",
-                                  (dir_ / "power.csv").string(), "--json", json.string()});
+                                  (dir_ / "power.csv").string(), "-o", json.string()});
   ASSERT_EQ(r.exit_code, 0) << r;
   const nlohmann::json j = nlohmann::json::parse(read_file(json));
   ASSERT_EQ(j["tef"]["entries"].size(), 1u);  // the kernel joined its launcher's name
@@ -299,7 +336,7 @@ with nnergy_torch.session(model, sys.argv[1], power_sources=["synthetic:constant
   EXPECT_EQ(session["power_devices"]["synthetic"], "cpu");
   EXPECT_TRUE(session["trace_epoch_offset_s"].is_number());
   const fs::path json = dir_ / "run.json";
-  const RunResult r = run_nnergy({"account", run.string(), "--json", json.string()});
+  const RunResult r = run_nnergy({"account", run.string(), "-o", json.string()});
   ASSERT_EQ(r.exit_code, 0) << r;
   EXPECT_THAT(r.out, HasSubstr("Sequential.0/aten::addmm"));
   const nlohmann::json j = nlohmann::json::parse(read_file(json));

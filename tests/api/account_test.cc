@@ -95,7 +95,7 @@ TEST_F(ApiAccount, WritesEveryFileOrNone) {
 
   AccountRequest two = r;
   two.runs = {kRun, kRun};
-  EXPECT_THAT(message_of(two), HasSubstr("--json/--csv/--folded/--perfetto: expected one RUN"));
+  EXPECT_THAT(message_of(two), HasSubstr("--output/--csv/--folded/--perfetto: expected one RUN"));
 }
 
 // The session's only power source left out: the CPU's events have no power, which the run's

@@ -240,6 +240,49 @@ TEST(HtmlReport, AnUnwritablePathIsExitCode2AndNothingIsWritten) {
   EXPECT_TRUE(r.out.empty()) << r;
 }
 
+// -o/--output writes the document --json prints (the context's command line aside).
+TEST(OutputFile, IsTheDocumentJsonPrints) {
+  const fs::path dir = fs::temp_directory_path() / "nnergy_output_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::vector<std::vector<std::string>> commands = {
+      {"predict", "resnet18", "--batch", "4"},
+      {"compare", "resnet18", "--devices", "a100-40gb,l4"}};
+  for (const std::vector<std::string>& command : commands) {
+    const fs::path file = dir / (command.front() + ".json");
+    std::vector<std::string> with_file = command;
+    with_file.insert(with_file.end(), {"-o", file.string()});
+    const RunResult written = run_nnergy(with_file);
+    ASSERT_EQ(written.exit_code, 0) << written;
+    EXPECT_EQ(written.out.find('{'), std::string::npos) << "the text stays on stdout";
+    std::vector<std::string> with_json = command;
+    with_json.push_back("--json");
+    const RunResult printed = run_nnergy(with_json);
+    ASSERT_EQ(printed.exit_code, 0) << printed;
+    json a = json::parse(read_file(file));
+    json b = json::parse(printed.out);
+    ASSERT_TRUE(a.contains("context"));
+    a.erase("context");
+    b.erase("context");
+    EXPECT_EQ(a, b) << command.front();
+  }
+  fs::remove_all(dir);
+}
+
+TEST(OutputFile, AFailingFileLeavesTheOthersUnwritten) {
+  if (!html_available()) GTEST_SKIP() << "this build has no chart libraries (offline configure)";
+  const fs::path dir = fs::temp_directory_path() / "nnergy_output_fail";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const RunResult r = run_nnergy({"predict", "resnet18", "--html", (dir / "r.html").string(), "-o",
+                                  "/nonexistent-dir/r.json"});
+  EXPECT_EQ(r.exit_code, 2) << r;
+  EXPECT_THAT(r.err, HasSubstr("--output /nonexistent-dir/r.json"));
+  EXPECT_TRUE(r.out.empty()) << r;
+  EXPECT_TRUE(fs::is_empty(dir)) << "the HTML report was written without the JSON";
+  fs::remove_all(dir);
+}
+
 TEST(HtmlReport, NamesFromTheInputCannotEndTheDataElement) {
   if (!html_available()) GTEST_SKIP() << "this build has no chart libraries (offline configure)";
   // An ONNX file name with markup in it (a file name cannot hold "/", so no "</script>"; the

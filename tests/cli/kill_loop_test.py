@@ -10,7 +10,7 @@
 2. `nnergy monitor -o trace.csv` killed N times: `trace.csv` never exists (it appears only when a
    run finishes); `trace.csv.partial` holds the header and every sample written, all complete
    but possibly the last, with increasing times, and nnergy reads it back (`--source replay:`).
-3. Atomic writers: `nnergy predict --json --html` and `nnergy account --json --csv` killed N
+3. Atomic writers: `nnergy predict --html` and `nnergy account --output --csv` killed N
    times each at random moments: each output is either absent or complete (the JSON parses, the
    HTML ends with </html>, the CSV ends with a newline), never half written.
 
@@ -169,7 +169,7 @@ def check_atomic_writers(nnergy, repo, work, kills, rng):
     jobs = {
         "predict": ([nnergy, "predict", "resnet50", "--sweep-clocks"], {"html": ".html"}),
         "account": ([nnergy, "account", str(repo / "tests/fixtures/account/resnet18_cpu")],
-                    {"json": ".json", "csv": ".csv"}),
+                    {"output": ".json", "csv": ".csv"}),
     }
     for name, (command, outputs) in jobs.items():
         start = time.monotonic()
@@ -187,7 +187,7 @@ def check_atomic_writers(nnergy, repo, work, kills, rng):
                     continue
                 written += 1
                 data = path.read_bytes()
-                if flag == "json":
+                if flag == "output":
                     try:
                         json.loads(data)
                     except ValueError as e:

@@ -40,7 +40,7 @@ void check_request(const AccountRequest& r) {
   // The files asked for, named as the front end names them: each is one run's.
   std::string files;
   for (const auto& [path, setting] :
-       {std::pair{&r.json_file, "json"}, std::pair{&r.csv_file, "csv"},
+       {std::pair{&r.json_file, "output"}, std::pair{&r.csv_file, "csv"},
         std::pair{&r.folded_file, "folded"}, std::pair{&r.perfetto_file, "perfetto"},
         std::pair{&r.html_file, "html"}}) {
     if (!path->empty()) files += (files.empty() ? "" : "/") + name(r, setting);
@@ -56,9 +56,13 @@ std::vector<account::AccountInputs> inputs_of(const AccountRequest& r) {
   std::vector<account::AccountInputs> all;
   for (const std::filesystem::path& run : r.runs) {
     if (!std::filesystem::is_directory(run)) {
-      throw InvalidInput(runs_name(r) + " '" + run.string() +
-                         "': expected a session directory (with session.json), found " +
-                         (std::filesystem::exists(run) ? "a file" : "nothing"));
+      throw InvalidInput(
+          runs_name(r) + " '" + run.string() +
+          "': expected a session directory (with session.json), found " +
+          (std::filesystem::exists(run) ? "a file" : "nothing") +
+          (run.extension() == ".json"
+               ? "; to write the accounting document to a file, use " + name(r, "output")
+               : std::string()));
     }
     account::AccountInputs inputs = account::read_session_directory(run);
     for (const auto& t : r.trace_files) inputs.trace_files.push_back(t);
@@ -141,10 +145,7 @@ void write_files(const AccountRequest& r, const report::AccountingReport& report
     files.push_back({path, {}, name(r, setting)});
   };
   if (!r.json_file.empty()) {
-    add(r.json_file,
-        core::json_text(account::accounting_json(a.run, a.accounting, a.tef, a.stef, report.rules,
-                                                 report.context)),
-        "json");
+    add(r.json_file, report::render_json(report), "output");
   }
   if (!r.html_file.empty()) {
     nlohmann::ordered_json data =

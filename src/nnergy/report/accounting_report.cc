@@ -6,6 +6,8 @@
 #include <cmath>
 #include <numeric>
 
+#include "nnergy/account/footprint_writers.h"
+#include "nnergy/core/json_text.h"
 #include "nnergy/report/quantity_format.h"
 #include "nnergy/report/text_table.h"
 
@@ -263,6 +265,50 @@ std::string render_text(const AccountingReport& report, const AccountingTextOpti
   }
   if (report.assessment) out += assessment_text(report);
   return out;
+}
+
+namespace {
+
+// A similarity as JSON: null where it is undefined (NaN).
+nlohmann::ordered_json similarity_json(double similarity) {
+  return std::isfinite(similarity) ? nlohmann::ordered_json(similarity) : nlohmann::ordered_json();
+}
+
+nlohmann::ordered_json run_json(const AccountingReport& report, const AccountedRun& a,
+                                const RunContext& context) {
+  nlohmann::ordered_json doc =
+      account::accounting_json(a.run, a.accounting, a.tef, a.stef, report.rules, context);
+  if (!a.sparsing.empty()) {
+    nlohmann::ordered_json points = nlohmann::ordered_json::array();
+    for (const account::SparsingPoint& p : a.sparsing)
+      points.push_back({{"factor", p.factor}, {"similarity", similarity_json(p.similarity)}});
+    doc["sparsing"] = std::move(points);
+  }
+  return doc;
+}
+
+}  // namespace
+
+std::string render_json(const AccountingReport& report) {
+  if (report.runs.size() == 1)
+    return core::json_text(run_json(report, report.runs.front(), report.context));
+  nlohmann::ordered_json j;
+  j["context"] = report.context.to_json();
+  j["runs"] = nlohmann::ordered_json::array();
+  for (const AccountedRun& a : report.runs)
+    j["runs"].push_back(run_json(report, a, report.context));
+  if (report.assessment) {
+    nlohmann::ordered_json pairwise = nlohmann::ordered_json::array();
+    for (const std::vector<double>& row : report.assessment->pairwise) {
+      nlohmann::ordered_json r = nlohmann::ordered_json::array();
+      for (double s : row) r.push_back(similarity_json(s));
+      pairwise.push_back(std::move(r));
+    }
+    nlohmann::ordered_json widening = nlohmann::ordered_json::array();
+    for (double s : report.assessment->widening) widening.push_back(similarity_json(s));
+    j["assessment"] = {{"widening", std::move(widening)}, {"pairwise", std::move(pairwise)}};
+  }
+  return core::json_text(j);
 }
 
 std::string render_text(const FootprintComparison& comparison) {

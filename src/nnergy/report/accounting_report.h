@@ -62,6 +62,12 @@ struct AccountingTextOptions {
 /// SI prefixes (quantity_format.h).
 std::string render_text(const AccountingReport& report, const AccountingTextOptions& options);
 
+/// The report as JSON text (`nnergy account --json`). One run: its accounting document
+/// (account::accounting_json, which `account compare` reads back), with "sparsing" ([{"factor",
+/// "similarity"}]) when assessed. Several runs: {"context", "runs": [one document each],
+/// "assessment": {"widening", "pairwise"}} (an undefined similarity is null).
+std::string render_json(const AccountingReport& report);
+
 /// Accounting similarity of two footprints (`nnergy account compare`).
 struct FootprintComparison {
   std::size_t first_names = 0;  ///< names in the first footprint

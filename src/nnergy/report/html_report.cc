@@ -6,6 +6,8 @@
 #include <array>
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/error.h"
@@ -146,6 +148,17 @@ std::string render_html(HtmlKind kind, std::string_view title, const nlohmann::o
 void write_html(const std::filesystem::path& file, HtmlKind kind, std::string_view title,
                 const nlohmann::ordered_json& data, const std::string& flag) {
   write_file_atomically(file, render_html(kind, title, data, flag), flag);
+}
+
+void write_document_files(const DocumentFiles& files, HtmlKind kind, std::string_view title,
+                          const nlohmann::ordered_json& data) {
+  const std::string json = files.json.empty() ? std::string() : core::json_text(data);
+  const std::string html =
+      files.html.empty() ? std::string() : render_html(kind, title, data, files.html_setting);
+  std::vector<FileToWrite> writes;
+  if (!files.json.empty()) writes.push_back({files.json, json, files.json_setting});
+  if (!files.html.empty()) writes.push_back({files.html, html, files.html_setting});
+  write_files_atomically(writes);
 }
 
 }  // namespace nnergy::report

@@ -33,4 +33,18 @@ std::string render_html(HtmlKind kind, std::string_view title, const nlohmann::o
 void write_html(const std::filesystem::path& file, HtmlKind kind, std::string_view title,
                 const nlohmann::ordered_json& data, const std::string& flag);
 
+/// Where a command writes its document besides stdout; an empty path is not written. Each file
+/// is named in messages by its setting, as the front end spells it (e.g. "--output").
+struct DocumentFiles {
+  std::filesystem::path json;  ///< the document as JSON, as --json prints it
+  std::string json_setting;
+  std::filesystem::path html;  ///< the HTML report of the document (render_html)
+  std::string html_setting;
+};
+
+/// Writes `data` to the files of `files`, all or none (write_files_atomically): a failing write
+/// leaves every destination as it was.
+void write_document_files(const DocumentFiles& files, HtmlKind kind, std::string_view title,
+                          const nlohmann::ordered_json& data);
+
 }  // namespace nnergy::report
