@@ -55,6 +55,16 @@ def test_bad_arguments_are_named_as_keywords():
     assert str(e.value).startswith("mode: expected a mode")
     with pytest.raises(ValueError):  # InvalidInput is a ValueError too
         nnergy.predict("resnet18", precision="fp8")
+    # Settings checked deep in the library are named as keywords too, never as CLI flags.
+    with pytest.raises(nnergy.InvalidInput) as e:
+        nnergy.predict("resnet18", dims={"seq": 3})
+    assert str(e.value).startswith("dims['seq']=3: ")
+    with pytest.raises(nnergy.InvalidInput) as e:
+        nnergy.predict("resnet18", error=2.0, alpha=1.0)
+    assert str(e.value).startswith("error=2: ")
+    with pytest.raises(nnergy.InvalidInput) as e:
+        nnergy.predict("resnet18", error=0.1, alpha=-1.0)
+    assert str(e.value).startswith("alpha=-1: ")
 
 
 def test_unknown_device_is_invalid_input_listing_the_devices():

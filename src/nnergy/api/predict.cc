@@ -149,6 +149,7 @@ report::PredictionReport predict(const PredictRequest& r) {
   graph::DimBindings bindings;
   bindings.batch = r.batch;
   bindings.named = r.dims;
+  bindings.names = r.names;
   const std::filesystem::path model_path = graph::resolve_model(r.model, data_dir);
   auto net = std::make_shared<graph::Network>(graph::import_onnx(model_path, bindings));
   net->cast_floating_tensors(predict::storage_type(settings.point.precision));
@@ -202,7 +203,7 @@ report::PredictionReport predict(const PredictRequest& r) {
     report.energy_precision = report::EnergyPrecision{
         *r.error, *r.alpha,
         network::energy_precision_ratio(*r.error, *r.alpha,
-                                        report.prediction.totals.energy_per_sample_j)};
+                                        report.prediction.totals.energy_per_sample_j, r.names)};
   }
   report.context = RunContext::now(r.command_line);
   report.context.add("network", {{"name", net->name}, {"source", net->source}})

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/setting_name.h"
 #include "nnergy/graph/constant_tensor.h"
 #include "nnergy/graph/shape_folding.h"
 #include "nnergy/graph/tensor.h"
@@ -137,7 +138,7 @@ void bind_symbols(onnx::ModelProto& model, const std::string& source,
   for (const auto& [name, value] : bindings.named) {
     if (seen.count(name) == 0) {
       const std::vector<std::string> known(seen.begin(), seen.end());
-      throw InvalidInput("--dim " + name + "=" + std::to_string(value) + ": " + source +
+      throw InvalidInput(dim_binding_text(bindings.names, name, value) + ": " + source +
                          " has no symbolic dimension '" + name + "' (it has: " +
                          (known.empty() ? std::string("none") : join_with_commas(known)) + ")");
     }
@@ -193,7 +194,8 @@ std::string quoted_list(const std::vector<std::string>& names) {
 // The refusal for a fixed batch that cannot be re-bound, with the exact export fix.
 [[noreturn]] void refuse_rebinding(const onnx::ModelProto& model, const std::string& source,
                                    const std::vector<LeadingDim>& leading, std::int64_t file_batch,
-                                   std::int64_t batch, const std::string& reason) {
+                                   std::int64_t batch, SettingNames names,
+                                   const std::string& reason) {
   std::vector<std::string> inputs;
   for (const LeadingDim& d : leading) inputs.push_back(d.input);
   std::vector<std::string> outputs;
@@ -204,12 +206,13 @@ std::string quoted_list(const std::vector<std::string>& names) {
   for (const auto& n : outputs) axes += fmt::format(", \"{}\": {{0: \"batch\"}}", n);
   throw InvalidInput(fmt::format(
       "{}: input '{}' has a fixed batch of {} in the file (exported without dynamic_axes) and "
-      "--batch {} cannot be applied soundly: {}; re-export with a dynamic batch axis: "
+      "{} cannot be applied soundly: {}; re-export with a dynamic batch axis: "
       "torch.onnx.export(model, x, \"{}\", input_names=[{}], output_names=[{}], "
-      "dynamic_axes={{{}}}), or predict with --batch {}",
-      source, inputs.empty() ? "" : inputs[0], file_batch, batch, reason,
+      "dynamic_axes={{{}}}), or predict with {}",
+      source, inputs.empty() ? "" : inputs[0], file_batch,
+      setting_with_value(names, "batch", std::to_string(batch)), reason,
       std::filesystem::path(source).filename().string(), quoted_list(inputs), quoted_list(outputs),
-      axes, file_batch));
+      axes, setting_with_value(names, "batch", std::to_string(file_batch))));
 }
 
 PreparedModel rebind_fixed_batch(const onnx::ModelProto& original, const std::string& source,
@@ -284,7 +287,7 @@ PreparedModel rebind_fixed_batch(const onnx::ModelProto& original, const std::st
   } catch (const InvalidInput& e) {
     std::string what = e.what();
     if (what.rfind(source + ": ", 0) == 0) what = what.substr(source.size() + 2);
-    refuse_rebinding(original, source, leading, file_batch, batch, what);
+    refuse_rebinding(original, source, leading, file_batch, batch, bindings.names, what);
   }
 
   // Every activation must scale with the batch or not depend on it; every output must scale;
@@ -296,7 +299,7 @@ PreparedModel rebind_fixed_batch(const onnx::ModelProto& original, const std::st
     auto out = shapes1.find(node.output(0));
     if (in == shapes1.end() || out == shapes1.end()) continue;
     if (element_count(in->second) != element_count(out->second)) {
-      refuse_rebinding(original, source, leading, file_batch, batch,
+      refuse_rebinding(original, source, leading, file_batch, batch, bindings.names,
                        fmt::format("node '{}' (Reshape) hard-codes a target shape {} that cannot "
                                    "hold its input {} (the exported batch is folded into it)",
                                    node.name(), to_string(out->second), to_string(in->second)));
@@ -309,7 +312,7 @@ PreparedModel rebind_fixed_batch(const onnx::ModelProto& original, const std::st
     if (a == shapes0.end() || b == shapes1.end()) continue;
     if (!scales(element_count(a->second), element_count(b->second))) {
       refuse_rebinding(
-          original, source, leading, file_batch, batch,
+          original, source, leading, file_batch, batch, bindings.names,
           fmt::format("output '{}' would be {} instead of scaling with the batch "
                       "(it is {} at batch {})",
                       output.name(), to_string(b->second), to_string(a->second), file_batch));
@@ -323,7 +326,7 @@ PreparedModel rebind_fixed_batch(const onnx::ModelProto& original, const std::st
     const std::int64_t e1 = element_count(b->second);
     if (e0 != e1 && !scales(e0, e1)) {
       refuse_rebinding(
-          original, source, leading, file_batch, batch,
+          original, source, leading, file_batch, batch, bindings.names,
           fmt::format("tensor '{}' would be {} (it is {} at batch {}): it neither "
                       "scales with the batch nor stays fixed",
                       value.name(), to_string(b->second), to_string(a->second), file_batch));
@@ -349,10 +352,11 @@ PreparedModel prepare_model(const onnx::ModelProto& model, const std::string& so
     if (!d.fixed) continue;
     if (file_batch && *file_batch != *d.fixed && bindings.batch && *bindings.batch != *d.fixed) {
       throw InvalidInput(fmt::format(
-          "{}: --batch {}: the data inputs have different fixed leading dimensions ({} and {}), "
+          "{}: {}: the data inputs have different fixed leading dimensions ({} and {}), "
           "so nnergy cannot tell which is the batch; re-export with dynamic_axes naming the batch "
           "axis of each input",
-          source, *bindings.batch, *file_batch, *d.fixed));
+          source, setting_with_value(bindings.names, "batch", std::to_string(*bindings.batch)),
+          *file_batch, *d.fixed));
     }
     if (!file_batch) file_batch = d.fixed;
   }

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "nnergy/core/setting_name.h"
 #include "nnergy/graph/network.h"
 
 namespace nnergy::graph {
@@ -19,7 +20,13 @@ struct DimBindings {
   /// Other symbolic dimensions by name (`--dim NAME=VALUE`); a name listed here also overrides
   /// the batch rule for that dimension.
   std::map<std::string, std::int64_t> named;
+  /// How messages name `batch` and `named` (flags for the CLI, keywords for Python).
+  SettingNames names = SettingNames::kFlag;
 };
+
+/// A named dimension's binding as a message quotes it: "--dim seq=128" (flags) or
+/// "dims['seq']=128" (keywords).
+std::string dim_binding_text(SettingNames names, const std::string& name, std::int64_t value);
 
 /// Reads an ONNX model, binds its symbolic dimensions (re-binding a batch fixed in the file when
 /// `bindings.batch` differs), folds its shape arithmetic into constants, runs ONNX shape

@@ -94,15 +94,16 @@ OptimumConfidence optimum_confidence(const std::vector<double>& values,
   return c;
 }
 
-double energy_precision_ratio(double error, double alpha, double energy_per_item_j) {
+double energy_precision_ratio(double error, double alpha, double energy_per_item_j,
+                              SettingNames names) {
   if (!(error >= 0 && error <= 1)) {
-    throw InvalidInput(
-        fmt::format("--error {:g}: expected a classification error as a fraction "
-                    "in [0, 1] (e.g. 0.073 for 7.3 %)",
-                    error));
+    throw InvalidInput(fmt::format(
+        "{}: expected a classification error as a fraction in [0, 1] (e.g. 0.073 for 7.3 %)",
+        setting_with_value(names, "error", fmt::format("{:g}", error))));
   }
   if (!(alpha >= 0) || !std::isfinite(alpha)) {
-    throw InvalidInput(fmt::format("--alpha {:g}: expected a non-negative number", alpha));
+    throw InvalidInput(fmt::format("{}: expected a non-negative number",
+                                   setting_with_value(names, "alpha", fmt::format("{:g}", alpha))));
   }
   return std::pow(error, alpha) * energy_per_item_j;
 }

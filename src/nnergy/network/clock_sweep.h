@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "nnergy/core/setting_name.h"
 #include "nnergy/network/network_prediction.h"
 
 namespace nnergy::network {
@@ -62,7 +63,9 @@ ClockSweep sweep_clocks(const CostedNetwork& network, const predict::OpPredictor
 
 /// NeuralPower's energy-precision ratio M = Error^α · EPI (seed 004 Eq. 9): `error` is the
 /// classification error as a fraction in [0, 1], `energy_per_item_j` the energy per data item
-/// in J; M is in J. Throws InvalidInput for an error outside [0, 1] or a negative α.
-double energy_precision_ratio(double error, double alpha, double energy_per_item_j);
+/// in J; M is in J. Throws InvalidInput for an error outside [0, 1] or a negative α, naming the
+/// setting as `names` spells it.
+double energy_precision_ratio(double error, double alpha, double energy_per_item_j,
+                              SettingNames names = SettingNames::kFlag);
 
 }  // namespace nnergy::network
