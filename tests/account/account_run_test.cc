@@ -173,7 +173,22 @@ TEST(AccountRunBadInput, TraceWithoutTimeBaseNeedsAnOffset) {
   const Accounting a = account_energy(assigned.events, assigned.power, {});
   EXPECT_GT(a.devices[0].unmeasured_busy_time_s, 0.1);
   EXPECT_EQ(a.devices[0].attributed_energy_j, 0.0);
-  // Without the assignment the synthetic source is left out with a warning.
+  // Without the assignment the synthetic source is left out with a warning, which says how to
+  // assign it as the front end spells the setting.
+  inputs.source_devices.clear();
+  const AccountRun from_python =
+      load_account_run(inputs, standard_readers(), false, SettingNames::kKeyword);
+  bool keyword = false;
+  for (const auto& w : from_python.warnings)
+    keyword |= w.find("assign it with power_devices={'synthetic': 'cpu'}") != std::string::npos;
+  EXPECT_TRUE(keyword);
+  inputs.explicit_offset_s.reset();
+  try {
+    load_account_run(inputs, standard_readers(), false, SettingNames::kKeyword);
+    FAIL() << "no exception";
+  } catch (const InvalidInput& e) {
+    EXPECT_THAT(e.what(), HasSubstr("trace_epoch_offset_s or offset_us), found none"));
+  }
   EXPECT_TRUE(run.power.empty());
   bool warned = false;
   for (const auto& w : run.warnings)

@@ -106,9 +106,10 @@ std::pair<std::string, std::string> parse_power_device(const std::string& item,
 }
 
 AccountRun load_account_run(const AccountInputs& inputs, const TraceReaderRegistry& readers,
-                            bool interpolate) {
+                            bool interpolate, SettingNames names) {
   if (inputs.trace_files.empty()) {
-    throw InvalidInput("--trace: expected at least one program trace file, found none");
+    throw InvalidInput(setting_name(names, names == SettingNames::kFlag ? "trace" : "trace_files") +
+                       ": expected at least one program trace file, found none");
   }
   AccountRun run;
   run.label = inputs.label;
@@ -130,8 +131,9 @@ AccountRun load_account_run(const AccountInputs& inputs, const TraceReaderRegist
       offset_s = *inputs.session_offset_s;
     } else {
       throw InvalidInput(path.string() + ": expected a time base (baseTimeNanoseconds, epoch ts, " +
-                         "a session's trace_epoch_offset_s or --offset-us), found none: a " +
-                         trace.format + " trace's ts count from the profiler's start");
+                         "a session's trace_epoch_offset_s or " + setting_name(names, "offset_us") +
+                         "), found none: a " + trace.format +
+                         " trace's ts count from the profiler's start");
     }
     for (std::string& warning : trace.warnings) run.warnings.push_back(std::move(warning));
     run.trace_formats.push_back(trace.format);
@@ -174,11 +176,12 @@ AccountRun load_account_run(const AccountInputs& inputs, const TraceReaderRegist
     for (measure::PowerTrace& trace : traces) {
       const std::string device = device_of_source(trace.info, inputs.source_devices);
       if (device.empty()) {
-        run.warnings.push_back(path.string() + ": power source '" + trace.info.id + "' (kind " +
-                               trace.info.kind +
-                               ") is not assigned to a device and is left out; assign it with "
-                               "--power-device " +
-                               trace.info.id + "=cpu (or gpu:N)");
+        run.warnings.push_back(
+            path.string() + ": power source '" + trace.info.id + "' (kind " + trace.info.kind +
+            ") is not assigned to a device and is left out; assign it with " +
+            (names == SettingNames::kFlag
+                 ? "--power-device " + trace.info.id + "=cpu (or gpu:N)"
+                 : "power_devices={'" + trace.info.id + "': 'cpu'} (or 'gpu:N')"));
         continue;
       }
       by_device[device].push_back(std::move(trace));

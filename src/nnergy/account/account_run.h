@@ -10,6 +10,7 @@
 #include "nnergy/account/energy_sweep.h"
 #include "nnergy/account/trace_event.h"
 #include "nnergy/account/trace_reader.h"
+#include "nnergy/core/setting_name.h"
 
 namespace nnergy::account {
 
@@ -69,8 +70,8 @@ struct AccountRun {
 /// through measure::read_trace_file, sources assigned to devices, power summed per device. Each
 /// trace's time zero is `explicit_offset_s`, else its own base time, else `session_offset_s`.
 /// Throws InvalidInput for unreadable files, a trace whose time base nothing gives, and power
-/// traces without samples.
+/// traces without samples. Messages and warnings name the settings as `names` spells them.
 AccountRun load_account_run(const AccountInputs& inputs, const TraceReaderRegistry& readers,
-                            bool interpolate);
+                            bool interpolate, SettingNames names = SettingNames::kFlag);
 
 }  // namespace nnergy::account

@@ -93,7 +93,7 @@ report::AccountedRun account_one(const account::AccountInputs& inputs, const Acc
                                  const account::TraceReaderRegistry& readers,
                                  const std::vector<account::SummarizeRule>& rules) {
   report::AccountedRun a;
-  a.run = account::load_account_run(inputs, readers, r.interpolate);
+  a.run = account::load_account_run(inputs, readers, r.interpolate, r.names);
   a.accounting = account::account_energy(a.run.events, a.run.power, {r.interpolate});
   a.tef = account::tensor_energy_footprint(a.run.events, a.accounting);
   a.stef = account::summarize(a.tef, rules);

@@ -173,7 +173,7 @@ report::PredictionReport predict(const PredictRequest& r) {
     clocks = network::clocks_for_sweep(*device, r.sweep_step_mhz, name(r, "sweep_step_mhz"));
   if (model) {
     learned.emplace(model, *device, r.predictor_file.string());
-    learned->check_applicable(settings.mode, settings.point.precision);
+    learned->check_applicable(settings.mode, settings.point.precision, r.names);
     learned->precompute(*net, settings.mode, settings.point.precision, clocks);
     report.sources = report::FigureSources{learned->time_source(), learned->power_source()};
     report.caveats = learned->caveats(*net, clocks);

@@ -59,19 +59,21 @@ std::string LearnedPredictor::power_source() const {
   return "analytical (archline; " + source_ + " has no power model)";
 }
 
-void LearnedPredictor::check_applicable(predict::Mode mode, device::Precision precision) const {
+void LearnedPredictor::check_applicable(predict::Mode mode, device::Precision precision,
+                                        SettingNames names) const {
   const std::vector<std::string> modes = model_->trained_modes();
   const std::string mode_name = predict::to_string(mode);
   if (!modes.empty() && std::find(modes.begin(), modes.end(), mode_name) == modes.end()) {
-    throw InvalidInput(fmt::format("--mode {}: the model {} was trained on {} measurements only",
-                                   mode_name, source_, join_with_commas(modes)));
+    throw InvalidInput(fmt::format("{}: the model {} was trained on {} measurements only",
+                                   setting_with_value(names, "mode", mode_name), source_,
+                                   join_with_commas(modes)));
   }
   const std::vector<std::string> dtypes = model_->trained_dtypes();
   const std::string dtype(device::to_string(precision));
   if (!dtypes.empty() && std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) {
-    throw InvalidInput(
-        fmt::format("--precision {}: the model {} was trained on {} measurements only", dtype,
-                    source_, join_with_commas(dtypes)));
+    throw InvalidInput(fmt::format("{}: the model {} was trained on {} measurements only",
+                                   setting_with_value(names, "precision", dtype), source_,
+                                   join_with_commas(dtypes)));
   }
 }
 

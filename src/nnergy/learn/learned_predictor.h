@@ -8,6 +8,7 @@
 #include <tuple>
 #include <vector>
 
+#include "nnergy/core/setting_name.h"
 #include "nnergy/device/device_spec.h"
 #include "nnergy/graph/network.h"
 #include "nnergy/learn/model_file.h"
@@ -50,9 +51,10 @@ class LearnedPredictor : public predict::OpPredictor {
   void precompute(const graph::Network& network, predict::Mode mode, device::Precision precision,
                   const std::vector<double>& clocks_mhz);
 
-  /// Throws InvalidInput naming the model file and the flag when `mode` or `precision` was not
-  /// among the training rows (the model never saw such an op).
-  void check_applicable(predict::Mode mode, device::Precision precision) const;
+  /// Throws InvalidInput naming the model file and the setting (as `names` spells it) when
+  /// `mode` or `precision` was not among the training rows (the model never saw such an op).
+  void check_applicable(predict::Mode mode, device::Precision precision,
+                        SettingNames names = SettingNames::kFlag) const;
   /// Notes on extrapolation for predicting `network` at `clocks_mhz` (MHz), one line each:
   /// another device than the model's, clocks the model never saw, op types it never saw (which
   /// the analytical model predicts).
