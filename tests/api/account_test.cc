@@ -70,7 +70,16 @@ TEST_F(ApiAccount, MessagesNameSettingsAsTheFrontEndSpellsThem) {
   EXPECT_THAT(message_of(none), HasSubstr("or --trace FILE and --power FILE, found no trace"));
   AccountRequest device = committed_run();
   device.power_devices["synthetic"] = "tpu";
-  EXPECT_THAT(message_of(device), StartsWith("power_device=synthetic=tpu: expected a device"));
+  EXPECT_THAT(message_of(device),
+              StartsWith("power_devices['synthetic']='tpu': expected a device"));
+  // Files are named by the request's fields for Python and by the flags for the CLI.
+  AccountRequest two = committed_run();
+  two.runs = {kRun, kRun};
+  two.json_file = dir_ / "a.json";
+  two.csv_file = dir_ / "a.csv";
+  EXPECT_THAT(message_of(two), StartsWith("json_file/csv_file: expected one runs, found 2"));
+  two.names = SettingNames::kFlag;
+  EXPECT_THAT(message_of(two), StartsWith("--output/--csv: expected one RUN, found 2"));
 }
 
 TEST_F(ApiAccount, WritesEveryFileOrNone) {

@@ -21,6 +21,11 @@ std::string name(const AccountRequest& r, std::string_view setting) {
   return setting_name(r.names, setting);
 }
 
+// A setting whose flag is not its field's name: "--output" for the CLI, "json_file" for Python.
+std::string name(const AccountRequest& r, std::string_view field, std::string_view flag) {
+  return r.names == SettingNames::kFlag ? setting_name(r.names, flag) : std::string(field);
+}
+
 // The runs are the CLI's positional RUN arguments, which have no flag to spell.
 std::string runs_name(const AccountRequest& r) {
   return r.names == SettingNames::kFlag ? "RUN" : "runs";
@@ -29,7 +34,9 @@ std::string runs_name(const AccountRequest& r) {
 void check_request(const AccountRequest& r) {
   for (const auto& [source, device] : r.power_devices) {
     if (!account::is_power_device(device)) {
-      throw InvalidInput(setting_with_value(r.names, "power_device", source + "=" + device) +
+      throw InvalidInput((r.names == SettingNames::kFlag
+                              ? "--power-device " + source + "=" + device
+                              : "power_devices['" + source + "']='" + device + "'") +
                          ": expected a device cpu, gpu:N or none, found '" + device + "'");
     }
   }
@@ -38,12 +45,18 @@ void check_request(const AccountRequest& r) {
         fmt::format("{}: expected >= 2, found {}", name(r, "max_factor"), r.max_factor));
   }
   // The files asked for, named as the front end names them: each is one run's.
+  struct File {
+    const std::filesystem::path* path;
+    const char* field;
+    const char* flag;
+  };
   std::string files;
-  for (const auto& [path, setting] :
-       {std::pair{&r.json_file, "output"}, std::pair{&r.csv_file, "csv"},
-        std::pair{&r.folded_file, "folded"}, std::pair{&r.perfetto_file, "perfetto"},
-        std::pair{&r.html_file, "html"}}) {
-    if (!path->empty()) files += (files.empty() ? "" : "/") + name(r, setting);
+  for (const File& f :
+       {File{&r.json_file, "json_file", "output"}, File{&r.csv_file, "csv_file", "csv"},
+        File{&r.folded_file, "folded_file", "folded"},
+        File{&r.perfetto_file, "perfetto_file", "perfetto"},
+        File{&r.html_file, "html_file", "html"}}) {
+    if (!f.path->empty()) files += (files.empty() ? "" : "/") + name(r, f.field, f.flag);
   }
   if (!files.empty() && r.runs.size() > 1) {
     throw InvalidInput(
@@ -56,13 +69,13 @@ std::vector<account::AccountInputs> inputs_of(const AccountRequest& r) {
   std::vector<account::AccountInputs> all;
   for (const std::filesystem::path& run : r.runs) {
     if (!std::filesystem::is_directory(run)) {
-      throw InvalidInput(
-          runs_name(r) + " '" + run.string() +
-          "': expected a session directory (with session.json), found " +
-          (std::filesystem::exists(run) ? "a file" : "nothing") +
-          (run.extension() == ".json"
-               ? "; to write the accounting document to a file, use " + name(r, "output")
-               : std::string()));
+      throw InvalidInput(runs_name(r) + " '" + run.string() +
+                         "': expected a session directory (with session.json), found " +
+                         (std::filesystem::exists(run) ? "a file" : "nothing") +
+                         (run.extension() == ".json"
+                              ? "; to write the accounting document to a file, use " +
+                                    name(r, "json_file", "output")
+                              : std::string()));
     }
     account::AccountInputs inputs = account::read_session_directory(run);
     for (const auto& t : r.trace_files) inputs.trace_files.push_back(t);
@@ -71,10 +84,10 @@ std::vector<account::AccountInputs> inputs_of(const AccountRequest& r) {
   }
   if (all.empty()) {
     if (r.trace_files.empty() || r.power_files.empty()) {
-      throw InvalidInput(
-          fmt::format("nnergy account: expected a {} directory, or {} FILE and {} FILE, found {}",
-                      runs_name(r), name(r, "trace"), name(r, "power"),
-                      r.trace_files.empty() ? "no trace" : "no power trace"));
+      throw InvalidInput(fmt::format(
+          "nnergy account: expected a {} directory, or {} FILE and {} FILE, found {}", runs_name(r),
+          name(r, "trace_files", "trace"), name(r, "power_files", "power"),
+          r.trace_files.empty() ? "no trace" : "no power trace"));
     }
     account::AccountInputs inputs;
     inputs.trace_files = r.trace_files;
@@ -140,12 +153,12 @@ void write_files(const AccountRequest& r, const report::AccountingReport& report
   std::vector<std::string> texts;
   std::vector<FileToWrite> files;
   // FileToWrite only views its text: the views are taken once `texts` no longer grows.
-  const auto add = [&](const std::filesystem::path& path, std::string text, const char* setting) {
+  const auto add = [&](const std::filesystem::path& path, std::string text, std::string what) {
     texts.push_back(std::move(text));
-    files.push_back({path, {}, name(r, setting)});
+    files.push_back({path, {}, std::move(what)});
   };
   if (!r.json_file.empty()) {
-    add(r.json_file, report::render_json(report), "output");
+    add(r.json_file, report::render_json(report), name(r, "json_file", "output"));
   }
   if (!r.html_file.empty()) {
     nlohmann::ordered_json data =
@@ -155,19 +168,21 @@ void write_files(const AccountRequest& r, const report::AccountingReport& report
     for (const auto& [key, value] : timeline.items()) data[key] = value;
     add(r.html_file,
         report::render_html(report::HtmlKind::kAccount, "nnergy account: " + a.run.label, data,
-                            name(r, "html")),
-        "html");
+                            name(r, "html_file", "html")),
+        name(r, "html_file", "html"));
   }
   if (!r.csv_file.empty()) {
-    add(r.csv_file, account::footprint_csv(a.tef, report.context.to_csv_comments()), "csv");
+    add(r.csv_file, account::footprint_csv(a.tef, report.context.to_csv_comments()),
+        name(r, "csv_file", "csv"));
   }
   if (!r.folded_file.empty()) {
     double idle_j = 0;
     for (const account::DeviceAccount& d : a.accounting.devices) idle_j += d.idle_energy_j;
-    add(r.folded_file, account::folded_stacks(a.tef, idle_j), "folded");
+    add(r.folded_file, account::folded_stacks(a.tef, idle_j), name(r, "folded_file", "folded"));
   }
   if (!r.perfetto_file.empty()) {
-    add(r.perfetto_file, account::perfetto_trace(a.run, a.accounting, report.context), "perfetto");
+    add(r.perfetto_file, account::perfetto_trace(a.run, a.accounting, report.context),
+        name(r, "perfetto_file", "perfetto"));
   }
   for (std::size_t i = 0; i < files.size(); ++i) files[i].text = texts[i];
   write_files_atomically(files);
