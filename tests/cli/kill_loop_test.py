@@ -129,14 +129,40 @@ def check_profile(nnergy, work, kills, rng):
           f"dataset intact after each; resumed to the same {len(expected)} measurements")
 
 
+def has_a_sample(path):
+    """True when the trace at `path` has its header and at least one whole sample line."""
+    if not path.exists():
+        return False
+    lines = path.read_bytes().split(b"\n")
+    header = next((n for n, line in enumerate(lines) if line.startswith(b"source,")), None)
+    return header is not None and len(lines) > header + 2
+
+
+def run_until_sample_then_kill(command, path, after_s, cwd):
+    """Starts `command` in its own process group, waits (up to 60 s) until the trace at `path`
+    holds a first sample, then kills the group after `after_s` more seconds: a loaded machine may
+    take long to start the process, and a kill before its first sample tests nothing. Returns the
+    exit code (negative: killed)."""
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while process.poll() is None and time.monotonic() < deadline and not has_a_sample(path):
+        time.sleep(0.01)
+    try:
+        return process.wait(timeout=after_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        return process.wait()
+
+
 def check_monitor(nnergy, work, kills, rng):
     total_rows = 0
     for i in range(kills):
         out = work / f"monitor{i}.csv"
         partial = Path(str(out) + ".partial")
-        rc = run_and_kill([nnergy, "monitor", "-o", str(out), "--source",
-                           "synthetic:constant=100", "--interval-ms", "2", "--", "sleep", "30"],
-                          rng.uniform(0.3, 1.5), work)
+        rc = run_until_sample_then_kill(
+            [nnergy, "monitor", "-o", str(out), "--source", "synthetic:constant=100",
+             "--interval-ms", "2", "--", "sleep", "30"], partial, rng.uniform(0.05, 1.2), work)
         if rc >= 0:
             fail(f"monitor run {i} was not killed (exit {rc})")
         if out.exists():
