@@ -1,5 +1,6 @@
 #include "nnergy/device/calibrated_parameters.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -70,6 +71,25 @@ TEST(CalibratedParameters, NumberBeyondDoubleIsInvalidInput) {
   std::ofstream(path) << R"({"schema_version": 1, "records": 1e999})";
   EXPECT_THROW(read_calibrated_parameters(path), InvalidInput);
   std::filesystem::remove(path);
+}
+
+// A count beyond size_t's range was converted (undefined behaviour); now refused, as a fraction is.
+TEST(CalibratedParameters, RecordCountsAreWholeNumbersInRange) {
+  for (const char* records : {"1e300", "2.5"}) {
+    nlohmann::json j = nlohmann::json::parse(calibrated_parameters_json(example()));
+    j["records"] = nlohmann::json::parse(records);
+    const std::filesystem::path path =
+        std::filesystem::temp_directory_path() / "nnergy_calibrated_records.json";
+    std::ofstream(path) << j.dump();
+    try {
+      read_calibrated_parameters(path);
+      ADD_FAILURE() << records << ": no error";
+    } catch (const InvalidInput& e) {
+      EXPECT_THAT(e.what(), testing::HasSubstr("field 'records': expected a whole number"))
+          << records;
+    }
+    std::filesystem::remove(path);
+  }
 }
 
 TEST(CalibratedParameters, FilesWithoutConvolutionRegimesReadAsNoEffect) {

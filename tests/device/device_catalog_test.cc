@@ -268,6 +268,18 @@ TEST(DeviceCatalog, NumberBeyondDoubleIsInvalidInput) {
               HasSubstr("user.json: not valid JSON"));
 }
 
+// Found by a 30-minute fuzz/device_catalog run: an SM count or release year beyond int's range
+// was converted to int (undefined behaviour) instead of refused.
+TEST(DeviceCatalog, CountsOutsideTheirRangeOrWithAFractionAreInvalidInput) {
+  EXPECT_THAT(message_of(device_json("sm_count", "\"sm_count\": 2.02233e+46")),
+              HasSubstr("device 'toy'.sm_count: expected a whole number of streaming "
+                        "multiprocessors from 0 to 1000000, found 2.02233e+46"));
+  EXPECT_THAT(message_of(device_json("sm_count", "\"sm_count\": 10.5")),
+              HasSubstr("device 'toy'.sm_count: expected a whole number"));
+  EXPECT_THAT(message_of(device_json("sm_count", "\"sm_count\": 10, \"release_year\": -3e30")),
+              HasSubstr("device 'toy'.release_year: expected a whole number of years"));
+}
+
 TEST(DeviceCatalog, UserCatalogReplacesAndAdds) {
   DeviceCatalog catalog = DeviceCatalog::load(kCatalog);
   const std::size_t before = catalog.devices().size();

@@ -26,6 +26,18 @@ double positive(const json& object, const std::string& key, const std::string& w
   return object.at(key).get<double>();
 }
 
+// A count of measurements: a whole number from 0 to 10^12 (beyond that no size_t conversion is
+// needed to know the file is wrong).
+std::size_t count(const json& object, const std::string& key, const std::string& where) {
+  const double v = positive(object, key, where);
+  if (!(v <= 1e12) || v != std::floor(v)) {
+    throw InvalidInput(
+        fmt::format("{}: field '{}': expected a whole number of measurements, found {}", where, key,
+                    object.at(key).dump()));
+  }
+  return static_cast<std::size_t>(v);
+}
+
 double fraction(const json& object, const std::string& key, const std::string& where) {
   const double v = positive(object, key, where);
   if (!(v > 0 && v <= 1)) {
@@ -95,7 +107,7 @@ CalibratedParameters read_calibrated_parameters(const std::filesystem::path& pat
   }
   CalibratedParameters p;
   p.corpus = root.value("corpus", "");
-  p.records = static_cast<std::size_t>(positive(root, "records", where));
+  p.records = count(root, "records", where);
   p.kernel_overhead_s = positive(root, "kernel_overhead_s", where);
   p.work_half_flop_per_sm = positive(root, "work_half_flop_per_sm", where);
   p.reduction_half = positive(root, "reduction_half", where);
@@ -126,7 +138,7 @@ CalibratedParameters read_calibrated_parameters(const std::filesystem::path& pat
     if (!power.is_object()) throw InvalidInput(at + ": expected an object");
     PowerFit fit;
     fit.operand_share = positive(power, "operand_share", at);
-    fit.records = static_cast<std::size_t>(positive(power, "records", at));
+    fit.records = count(power, "records", at);
     fit.power_log_sigma = positive(power, "power_log_sigma", at);
     fit.devices = device_ids(power);
     p.power = fit;
@@ -139,7 +151,7 @@ CalibratedParameters read_calibrated_parameters(const std::filesystem::path& pat
     if (g.contains("tensor")) e.tensor = fraction(g, "tensor", at);
     e.memory = fraction(g, "memory", at);
     e.release_year = positive(g, "release_year", at);
-    e.records = static_cast<std::size_t>(positive(g, "records", at));
+    e.records = count(g, "records", at);
     e.time_log_sigma = positive(g, "time_log_sigma", at);
     e.devices = device_ids(g);
     p.generations[name] = e;

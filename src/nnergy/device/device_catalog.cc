@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -32,6 +33,15 @@ class FieldReader {
     const json& v = required(key, "a number in " + unit);
     if (!v.is_number()) fail(key, "a number in " + unit, v);
     return v.get<double>();
+  }
+  // A whole number from `low` to `high` (a JSON number without a fraction).
+  int integer(const std::string& key, const std::string& what, int low, int high) const {
+    return checked_integer(key, required(key, "a whole number of " + what), what, low, high);
+  }
+  int integer_or(const std::string& key, int fallback, const std::string& what, int low,
+                 int high) const {
+    if (!object_.contains(key)) return fallback;
+    return checked_integer(key, object_.at(key), what, low, high);
   }
   double number_or(const std::string& key, double fallback) const {
     if (!object_.contains(key)) return fallback;
@@ -82,6 +92,16 @@ class FieldReader {
   }
 
  private:
+  int checked_integer(const std::string& key, const json& v, const std::string& what, int low,
+                      int high) const {
+    const std::string expected = "a whole number of " + what + " from " + std::to_string(low) +
+                                 " to " + std::to_string(high);
+    if (!v.is_number()) fail(key, expected, v);
+    const double x = v.get<double>();
+    if (!(x >= low && x <= high) || x != std::floor(x)) fail(key, expected, v);
+    return static_cast<int>(x);
+  }
+
   const json& required(const std::string& key, const std::string& expected) const {
     if (!object_.contains(key)) {
       throw InvalidInput(where_ + ": missing field '" + key + "' (expected " + expected + ")");
@@ -107,9 +127,9 @@ DeviceSpec parse_device(const json& entry, const std::string& source, std::size_
   d.name = r.text("name");
   d.vendor = r.text_or("vendor", "");
   d.architecture = r.text_or("architecture", "");
-  d.release_year = static_cast<int>(r.number_or("release_year", 0));
+  d.release_year = r.integer_or("release_year", 0, "years", 0, 9999);
   d.memory_gib = r.number_or("memory_gib", 0);
-  d.sm_count = static_cast<int>(r.number("sm_count", "streaming multiprocessors"));
+  d.sm_count = r.integer("sm_count", "streaming multiprocessors", 0, 1'000'000);
   d.memory_bandwidth_byte_per_s = r.number("memory_bandwidth_byte_per_s", "B/s");
   d.tdp_w = r.number("tdp_w", "W");
   d.idle_w = r.number("idle_w", "W");
