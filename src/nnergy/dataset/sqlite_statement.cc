@@ -26,6 +26,14 @@ void throw_sqlite_error(sqlite3* db, int rc, const std::string& path, std::strin
           fmt::format("cannot open dataset '{}' while {}: expected an existing or creatable file; "
                       "SQLite: {}",
                       path, what, detail));
+    case SQLITE_NOMEM:
+      // On reading, a damaged row that claims an impossible size (found by fuzz/dataset), far
+      // more often than a machine out of memory: the file's problem either way, not nnergy's.
+      throw InvalidInput(fmt::format(
+          "dataset '{}': SQLite ran out of memory while {}: the file is probably damaged (a row "
+          "claiming an impossible size; `sqlite3 FILE 'PRAGMA integrity_check'` tells), or the "
+          "machine is short of memory; SQLite: {}",
+          path, what, detail));
     case SQLITE_NOTADB:
     case SQLITE_CORRUPT:
       throw InvalidInput(
