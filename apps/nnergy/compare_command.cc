@@ -86,7 +86,7 @@ std::string run_compare(const CompareOptions& o, const std::string& command_line
   report::write_document_files(
       {o.output, "--output", o.html, "--html"}, report::HtmlKind::kCompare,
       fmt::format("nnergy compare: {} on {} devices", report.network, report.devices.size()),
-      report::to_json(report));
+      [&] { return report::to_json(report); });
   if (o.json) return core::json_text(report::to_json(report));
   if (o.csv) return report::render_csv(report);
   return report::render_text(report);

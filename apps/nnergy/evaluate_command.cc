@@ -68,7 +68,7 @@ std::string run_published(const EvaluateOptions& o, const std::string& command_l
   report::write_document_files(
       {o.output, "--output", o.html, "--html"}, report::HtmlKind::kEvaluate,
       "nnergy evaluate: " + std::filesystem::path(o.published).filename().string(),
-      report::to_json(report));
+      [&] { return report::to_json(report); });
   return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
 }
 
@@ -103,7 +103,7 @@ std::string run_evaluate(const EvaluateOptions& o, const std::string& command_li
   report::write_document_files(
       {o.output, "--output", o.html, "--html"}, report::HtmlKind::kEvaluate,
       "nnergy evaluate: " + std::filesystem::path(o.db).filename().string(),
-      report::to_json(report));
+      [&] { return report::to_json(report); });
   return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
 }
 

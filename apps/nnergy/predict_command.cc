@@ -87,7 +87,7 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
   report::write_document_files(
       {o.output, "--output", o.html, "--html"}, report::HtmlKind::kPredict,
       fmt::format("nnergy predict: {} on {}", report.network->name, report.device->id),
-      report::to_json(report));
+      [&] { return report::to_json(report); });
   if (o.json) return core::json_text(report::to_json(report));
   if (o.csv) return report::render_csv(report);
   return report::render_text(report, {o.top, o.order == "energy"});

@@ -108,7 +108,7 @@ std::pair<std::string, std::string> parse_power_device(const std::string& item,
 AccountRun load_account_run(const AccountInputs& inputs, const TraceReaderRegistry& readers,
                             bool interpolate, SettingNames names) {
   if (inputs.trace_files.empty()) {
-    throw InvalidInput(setting_name(names, names == SettingNames::kFlag ? "trace" : "trace_files") +
+    throw InvalidInput(setting_name(names, "trace_files", "trace") +
                        ": expected at least one program trace file, found none");
   }
   AccountRun run;

@@ -23,7 +23,7 @@ std::string name(const AccountRequest& r, std::string_view setting) {
 
 // A setting whose flag is not its field's name: "--output" for the CLI, "json_file" for Python.
 std::string name(const AccountRequest& r, std::string_view field, std::string_view flag) {
-  return r.names == SettingNames::kFlag ? setting_name(r.names, flag) : std::string(field);
+  return setting_name(r.names, field, flag);
 }
 
 // The runs are the CLI's positional RUN arguments, which have no flag to spell.
@@ -34,10 +34,9 @@ std::string runs_name(const AccountRequest& r) {
 void check_request(const AccountRequest& r) {
   for (const auto& [source, device] : r.power_devices) {
     if (!account::is_power_device(device)) {
-      throw InvalidInput((r.names == SettingNames::kFlag
-                              ? "--power-device " + source + "=" + device
-                              : "power_devices['" + source + "']='" + device + "'") +
-                         ": expected a device cpu, gpu:N or none, found '" + device + "'");
+      throw InvalidInput(
+          setting_entry(r.names, "power_devices", "power_device", source, device, true) +
+          ": expected a device cpu, gpu:N or none, found '" + device + "'");
     }
   }
   if (r.max_factor < 2) {

@@ -18,4 +18,13 @@ std::string setting_name(SettingNames names, std::string_view setting);
 std::string setting_with_value(SettingNames names, std::string_view setting,
                                std::string_view value);
 
+/// A setting whose flag is not its keyword (`json_file` ↔ "--output", `dims` ↔ "--dim"): the
+/// keyword, or `flag` (snake_case) as a flag.
+std::string setting_name(SettingNames names, std::string_view keyword, std::string_view flag);
+
+/// One entry of a mapping setting as a message quotes it: "--dim seq=128" (flags) or
+/// "dims['seq']=128" (keywords; `value` in quotes too when `quote_value`, for a string).
+std::string setting_entry(SettingNames names, std::string_view keyword, std::string_view flag,
+                          std::string_view key, std::string_view value, bool quote_value = false);
+
 }  // namespace nnergy

@@ -138,8 +138,8 @@ void bind_symbols(onnx::ModelProto& model, const std::string& source,
   for (const auto& [name, value] : bindings.named) {
     if (seen.count(name) == 0) {
       const std::vector<std::string> known(seen.begin(), seen.end());
-      throw InvalidInput(dim_binding_text(bindings.names, name, value) + ": " + source +
-                         " has no symbolic dimension '" + name + "' (it has: " +
+      throw InvalidInput(setting_entry(bindings.names, "dims", "dim", name, std::to_string(value)) +
+                         ": " + source + " has no symbolic dimension '" + name + "' (it has: " +
                          (known.empty() ? std::string("none") : join_with_commas(known)) + ")");
     }
   }

@@ -194,11 +194,6 @@ Network import_onnx(const std::filesystem::path& path, const DimBindings& bindin
   return import_onnx_bytes(bytes.str(), path.string(), bindings);
 }
 
-std::string dim_binding_text(SettingNames names, const std::string& name, std::int64_t value) {
-  return names == SettingNames::kFlag ? "--dim " + name + "=" + std::to_string(value)
-                                      : "dims['" + name + "']=" + std::to_string(value);
-}
-
 Network import_onnx_bytes(const std::string& bytes, const std::string& source,
                           const DimBindings& bindings, Fusion fusion_mode) {
   if (bindings.batch && *bindings.batch <= 0) {
@@ -208,7 +203,7 @@ Network import_onnx_bytes(const std::string& bytes, const std::string& source,
   }
   for (const auto& [name, value] : bindings.named) {
     if (value <= 0) {
-      throw InvalidInput(dim_binding_text(bindings.names, name, value) +
+      throw InvalidInput(setting_entry(bindings.names, "dims", "dim", name, std::to_string(value)) +
                          ": expected a positive integer");
     }
   }

@@ -24,10 +24,6 @@ struct DimBindings {
   SettingNames names = SettingNames::kFlag;
 };
 
-/// A named dimension's binding as a message quotes it: "--dim seq=128" (flags) or
-/// "dims['seq']=128" (keywords).
-std::string dim_binding_text(SettingNames names, const std::string& name, std::int64_t value);
-
 /// Reads an ONNX model, binds its symbolic dimensions (re-binding a batch fixed in the file when
 /// `bindings.batch` differs), folds its shape arithmetic into constants, runs ONNX shape
 /// inference (with data propagation, strict mode), builds the Network IR and fuses decomposed

@@ -151,10 +151,12 @@ void write_html(const std::filesystem::path& file, HtmlKind kind, std::string_vi
 }
 
 void write_document_files(const DocumentFiles& files, HtmlKind kind, std::string_view title,
-                          const nlohmann::ordered_json& data) {
-  const std::string json = files.json.empty() ? std::string() : core::json_text(data);
+                          const std::function<nlohmann::ordered_json()>& data) {
+  if (files.json.empty() && files.html.empty()) return;
+  const nlohmann::ordered_json document = data();
+  const std::string json = files.json.empty() ? std::string() : core::json_text(document);
   const std::string html =
-      files.html.empty() ? std::string() : render_html(kind, title, data, files.html_setting);
+      files.html.empty() ? std::string() : render_html(kind, title, document, files.html_setting);
   std::vector<FileToWrite> writes;
   if (!files.json.empty()) writes.push_back({files.json, json, files.json_setting});
   if (!files.html.empty()) writes.push_back({files.html, html, files.html_setting});

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -42,9 +43,10 @@ struct DocumentFiles {
   std::string html_setting;
 };
 
-/// Writes `data` to the files of `files`, all or none (write_files_atomically): a failing write
-/// leaves every destination as it was.
+/// Writes the document `data()` makes to the files of `files`, all or none
+/// (write_files_atomically): a failing write leaves every destination as it was. `data` is called
+/// only when there is a file to write.
 void write_document_files(const DocumentFiles& files, HtmlKind kind, std::string_view title,
-                          const nlohmann::ordered_json& data);
+                          const std::function<nlohmann::ordered_json()>& data);
 
 }  // namespace nnergy::report
