@@ -18,7 +18,7 @@
 #include "nnergy/learn/training_table.h"
 #include "nnergy/network/network_prediction.h"
 #include "nnergy/predict/analytical_predictor.h"
-#include "nnergy/predict/regressor.h"
+#include "nnergy/regress/regressor.h"
 
 namespace nnergy {
 namespace {
@@ -36,9 +36,9 @@ const device::DeviceCatalog& catalog() {
   return c;
 }
 
-predict::RegressorRegistry registry() {
-  predict::RegressorRegistry r;
-  predict::register_standard_regressors(r);
+regress::RegressorRegistry registry() {
+  regress::RegressorRegistry r;
+  regress::register_standard_regressors(r);
   return r;
 }
 

@@ -14,12 +14,12 @@
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/learn/learned_predictor.h"
 #include "nnergy/learn/model_file.h"
-#include "nnergy/predict/regressor.h"
+#include "nnergy/regress/regressor.h"
 
 namespace {
 
 struct Fixed {
-  nnergy::predict::RegressorRegistry registry;
+  nnergy::regress::RegressorRegistry registry;
   nnergy::device::DeviceCatalog catalog;
   nnergy::graph::Network network;
 };
@@ -31,7 +31,7 @@ const Fixed* fixed = nullptr;
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   setenv("NNERGY_USER_DEVICES", "/nonexistent/nnergy-fuzz-devices.json", 1);
   auto* f = new Fixed;
-  nnergy::predict::register_standard_regressors(f->registry);
+  nnergy::regress::register_standard_regressors(f->registry);
   f->catalog = nnergy::device::DeviceCatalog::load_default(NNERGY_FUZZ_DATA_DIR);
   f->network = nnergy::graph::import_onnx(NNERGY_FUZZ_FIXTURE_DIR "/cli/folded_bn_convnet.onnx",
                                           nnergy::graph::DimBindings{});

@@ -32,7 +32,7 @@ supp="$root/fuzz/sanitizer-suppressions"
 #     and learn_cli_test alone runs ~5 min; cli_test's profile tests need LibTorch, which the
 #     preset leaves out.
 asan_tests=(core_test device_test graph_test predict_test network_test dataset_test features_test
-            learn_test measure_test account_test)
+            regress_test learn_test measure_test account_test)
 # TSan: the threaded parts: the power sampler and measurement window (measure_test) and the
 # accounting runs on sampled traces (account_test).
 tsan_tests=(measure_test account_test)
@@ -43,8 +43,8 @@ tsan_ci_tests=(measure_test)
 # Tests left out of a binary, as gtest negative filters, with why (see fuzz/README.md).
 declare -A asan_skip=(
   # Poly-lasso's conformance cases: at -O0 under ASan its (Eigen) fit takes ~4 min in the first of
-  # them, 8 min in all, against ~30 s for the rest of predict_test; its own unit tests still run.
-  [predict_test]="Registry/RegressorConformance.*/poly_lasso:PolyLassoRegressor.SaveLoadGivesIdenticalPredictions"
+  # them, 8 min in all, against ~30 s for the rest of regress_test; its own unit tests still run.
+  [regress_test]="Registry/RegressorConformance.*/poly_lasso:PolyLassoRegressor.SaveLoadGivesIdenticalPredictions"
 )
 declare -A tsan_skip=()
 

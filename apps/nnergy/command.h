@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "nnergy/predict/regressor.h"
+#include "nnergy/regress/regressor.h"
 #include "nnergy/report/progress_line.h"
 
 namespace nnergy::cli {
@@ -51,7 +51,7 @@ void add_compare_command(CLI::App& app, CommandRun* selected, const std::string&
 std::map<std::string, std::int64_t> parse_dim_bindings(const std::vector<std::string>& dims);
 
 /// Every regressor of this build: the standard ones, plus the LibTorch ones where built.
-predict::RegressorRegistry available_regressors();
+regress::RegressorRegistry available_regressors();
 
 /// A progress line for `what`'s `unit` on stderr: one line updated in place when stderr is a
 /// terminal, at most a few plain lines otherwise (report/progress_line.h). stdout is untouched.

@@ -94,7 +94,7 @@ std::string run_evaluate(const EvaluateOptions& o, const std::string& command_li
   r.seed = o.seed;
   r.threads = o.threads;
   r.settings = learn::parse_regressor_settings(o.settings, "--set");
-  const predict::RegressorRegistry regressors = available_regressors();
+  const regress::RegressorRegistry regressors = available_regressors();
   r.regressors = &regressors;
   const auto progress = stderr_progress("evaluate", "fits");
   r.progress = progress->callback();

@@ -80,8 +80,8 @@ std::string run_predict(const PredictOptions& o, const std::string& command_line
   }
   api::PredictRequest request = to_request(o, command_line);
   // Only a model file names a regressor; the analytical default needs no registry.
-  const predict::RegressorRegistry regressors =
-      request.predictor_file.empty() ? predict::RegressorRegistry() : available_regressors();
+  const regress::RegressorRegistry regressors =
+      request.predictor_file.empty() ? regress::RegressorRegistry() : available_regressors();
   request.regressors = &regressors;
   const report::PredictionReport report = api::predict(request);
   report::write_document_files(

@@ -3,8 +3,8 @@
 #include <memory>
 #include <string>
 
-#include "nnergy/predict/regressor.h"
 #include "nnergy/profile/profile_session.h"
+#include "nnergy/regress/regressor.h"
 
 namespace nnergy::cli {
 
@@ -19,7 +19,7 @@ struct TorchPluginApi {
                                         const profile::ProfileHooks& hooks) = nullptr;
   std::string (*render_profile)(const profile::ProfileResult& result) = nullptr;
   /// A fresh ResnetRegressor (predict/resnet_regressor.h).
-  std::unique_ptr<predict::Regressor> (*make_resnet)() = nullptr;
+  std::unique_ptr<regress::Regressor> (*make_resnet)() = nullptr;
 };
 
 /// Bumped whenever TorchPluginApi or a type it passes changes: executable and plugin must agree.

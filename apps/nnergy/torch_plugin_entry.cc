@@ -1,14 +1,14 @@
 // The LibTorch plugin's entry point (see torch_plugin.h): built into libnnergy_torch_plugin.so,
 // never into the executable.
-#include "nnergy/predict/resnet_regressor.h"
+#include "nnergy/regress/resnet_regressor.h"
 #include "torch_plugin.h"
 
 namespace nnergy::cli {
 
 namespace {
 
-std::unique_ptr<predict::Regressor> make_resnet() {
-  return std::make_unique<predict::ResnetRegressor>();
+std::unique_ptr<regress::Regressor> make_resnet() {
+  return std::make_unique<regress::ResnetRegressor>();
 }
 
 std::string render_profile(const profile::ProfileResult& result) {

@@ -37,7 +37,7 @@ std::string run_train(const TrainOptions& o, const std::string& command_line) {
   r.seed = o.seed;
   r.threads = o.threads;
   r.settings = learn::parse_regressor_settings(o.settings, "--set");
-  const predict::RegressorRegistry regressors = available_regressors();
+  const regress::RegressorRegistry regressors = available_regressors();
   r.regressors = &regressors;
   const auto progress = stderr_progress("train", "fits");
   r.progress = progress->callback();

@@ -347,14 +347,14 @@ TEST(FeatureEncoderTest, OpClassNamesRoundTrip) {
 
 TEST(FeatureEncoderTest, AppendAddsTheRowWithItsFamily) {
   const FeatureEncoder encoder = conv_relu_encoder();
-  predict::FeatureMatrix matrix = encoder.empty_matrix();
+  features::FeatureMatrix matrix = encoder.empty_matrix();
   encoder.append(matrix, conv(), {.device = &a100()});
   encoder.append(matrix, relu(), {.device = &a100()});
   ASSERT_EQ(matrix.rows(), 2U);
   EXPECT_THAT(matrix.families, ElementsAre("Conv", "Relu"));
   EXPECT_EQ(matrix.row(1)[matrix.column("op=Relu")], 1);
 
-  predict::FeatureMatrix other;
+  features::FeatureMatrix other;
   other.names = {"flop_count"};
   EXPECT_THROW(encoder.append(other, conv(), {.device = &a100()}), InvalidInput);
 }

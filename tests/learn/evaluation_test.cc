@@ -60,9 +60,9 @@ TEST(AssignFolds, TooFewOpsSaysHowMany) {
 TEST(SumNetwork, CountTimesValueWithCorrelatedOccurrences) {
   dataset::NetworkRecord network;
   network.op_counts = {{"a", 2}, {"b", 3}, {"c", 4}};
-  const std::map<std::string, predict::Prediction> values = {{"a", {1.0, 0.1}}, {"b", {2.0, 0.2}}};
+  const std::map<std::string, regress::Prediction> values = {{"a", {1.0, 0.1}}, {"b", {2.0, 0.2}}};
   const NetworkSum sum =
-      sum_network(network, [&](const std::string& s) -> std::optional<predict::Prediction> {
+      sum_network(network, [&](const std::string& s) -> std::optional<regress::Prediction> {
         const auto it = values.find(s);
         if (it == values.end()) return std::nullopt;
         return it->second;
@@ -157,7 +157,7 @@ TEST_F(EvaluationTest, BadSplitsNameTheFlag) {
 TEST_F(EvaluationTest, ForestOnSyntheticTimesScoresWellAndSumsHeldOutNetworks) {
   settings_.holdout_networks = {"chain_b"};
   const SplitAssignment s = assign_splits(table_, settings_);
-  const predict::RegressorRegistry registry = testing::standard_registry();
+  const regress::RegressorRegistry registry = testing::standard_registry();
   const PredictorEvaluation e = evaluate_predictor(table_, s, registry, "forest", settings_);
   ASSERT_EQ(e.targets.size(), 1u) << "no power in the dataset: time only";
   ASSERT_EQ(e.notes.size(), 1u);

@@ -14,7 +14,7 @@
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/graph/network.h"
 #include "nnergy/graph/whitelist.h"
-#include "nnergy/predict/regressor.h"
+#include "nnergy/regress/regressor.h"
 #include "temp_dir_test.h"
 
 namespace nnergy::learn::testing {
@@ -28,9 +28,9 @@ inline device::DeviceCatalog test_catalog() {
 }
 
 /// The standard regressors (no LibTorch in this test binary).
-inline predict::RegressorRegistry standard_registry() {
-  predict::RegressorRegistry registry;
-  predict::register_standard_regressors(registry);
+inline regress::RegressorRegistry standard_registry() {
+  regress::RegressorRegistry registry;
+  regress::register_standard_regressors(registry);
   return registry;
 }
 

@@ -36,7 +36,7 @@ class LearnedPredictorTest : public LearnTest {
   }
 
   TrainingTable table_;
-  predict::RegressorRegistry registry_ = testing::standard_registry();
+  regress::RegressorRegistry registry_ = testing::standard_registry();
 };
 
 TEST_F(LearnedPredictorTest, NetworkOpsGetTheFeaturesOfTheirDatasetRows) {
@@ -49,7 +49,7 @@ TEST_F(LearnedPredictorTest, NetworkOpsGetTheFeaturesOfTheirDatasetRows) {
 
   // The regressor's prediction for each dataset row, by (signature, mode).
   const auto direct = model->time().regressor->predict(table_.features);
-  std::map<std::pair<std::string, std::string>, predict::Prediction> by_key;
+  std::map<std::pair<std::string, std::string>, regress::Prediction> by_key;
   for (std::size_t i = 0; i < table_.rows.size(); ++i) {
     by_key[{table_.rows[i].signature, table_.rows[i].mode}] = direct[i];
   }

@@ -51,7 +51,7 @@ class ModelFileTest : public LearnTest {
 
   TrainingTable table_;
   TrainSettings settings_;
-  predict::RegressorRegistry registry_ = testing::standard_registry();
+  regress::RegressorRegistry registry_ = testing::standard_registry();
 };
 
 TEST_F(ModelFileTest, RoundTripGivesTheSamePredictions) {

@@ -10,7 +10,7 @@
 
 #include "nnergy/core/progress.h"
 #include "nnergy/core/setting_name.h"
-#include "nnergy/predict/regressor.h"
+#include "nnergy/regress/regressor.h"
 #include "nnergy/report/evaluation_report.h"
 
 namespace nnergy::api {
@@ -34,10 +34,10 @@ struct EvaluateRequest {
   std::filesystem::path devices_file;
   std::uint64_t seed = 1;  ///< seed of the splits and the regressors
   int threads = 0;         ///< worker threads, ≥ 0; 0: the regressor's default
-  /// Regressor settings given to every predictor (predict::FitOptions::extra).
+  /// Regressor settings given to every predictor (regress::FitOptions::extra).
   nlohmann::json settings = nlohmann::json::object();
   /// The regressors `predictors` may name; null: the standard ones (predict/regressor.h).
-  const predict::RegressorRegistry* regressors = nullptr;
+  const regress::RegressorRegistry* regressors = nullptr;
   /// Told the regressor fits done of all (every fold, test split and hold-out of every
   /// predictor and target); a run of several minutes makes about a hundred.
   ProgressCallback progress;

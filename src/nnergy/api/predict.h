@@ -11,7 +11,7 @@
 #include "nnergy/graph/op_catalog.h"
 #include "nnergy/graph/whitelist.h"
 #include "nnergy/predict/op_predictor.h"
-#include "nnergy/predict/regressor.h"
+#include "nnergy/regress/regressor.h"
 #include "nnergy/report/prediction_report.h"
 
 namespace nnergy::api {
@@ -52,7 +52,7 @@ struct PredictRequest {
   /// Predict even when the estimated peak device memory exceeds the device's.
   bool ignore_memory = false;
   /// The regressors a model file may name; null: the standard ones (predict/regressor.h).
-  const predict::RegressorRegistry* regressors = nullptr;
+  const regress::RegressorRegistry* regressors = nullptr;
   /// The invocation, for the result's context block.
   std::string command_line;
   /// How messages name the settings above (flags for the CLI, keywords for Python).

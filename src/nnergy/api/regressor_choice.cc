@@ -8,9 +8,9 @@
 
 namespace nnergy::api::detail {
 
-RegressorChoice::RegressorChoice(const predict::RegressorRegistry* requested)
+RegressorChoice::RegressorChoice(const regress::RegressorRegistry* requested)
     : requested_(requested) {
-  if (requested_ == nullptr) predict::register_standard_regressors(standard_);
+  if (requested_ == nullptr) regress::register_standard_regressors(standard_);
 }
 
 void RegressorChoice::check(const std::string& name, SettingNames names) const {

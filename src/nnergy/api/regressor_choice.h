@@ -10,15 +10,15 @@
 
 #include "nnergy/core/setting_name.h"
 #include "nnergy/learn/training_table.h"
-#include "nnergy/predict/regressor.h"
+#include "nnergy/regress/regressor.h"
 
 namespace nnergy::api::detail {
 
 /// The regressors a request may use: `*requested`, or the standard ones when it is null.
 class RegressorChoice {
  public:
-  explicit RegressorChoice(const predict::RegressorRegistry* requested);
-  const predict::RegressorRegistry& registry() const {
+  explicit RegressorChoice(const regress::RegressorRegistry* requested);
+  const regress::RegressorRegistry& registry() const {
     return requested_ ? *requested_ : standard_;
   }
   /// Throws InvalidInput "<setting NAME>: unknown predictor; known: ..." (setting `predictor`
@@ -26,8 +26,8 @@ class RegressorChoice {
   void check(const std::string& name, SettingNames names) const;
 
  private:
-  const predict::RegressorRegistry* requested_;
-  predict::RegressorRegistry standard_;
+  const regress::RegressorRegistry* requested_;
+  regress::RegressorRegistry standard_;
 };
 
 /// Throws InvalidInput naming the `threads` setting unless `threads` ≥ 0 (0: the default).

@@ -8,7 +8,7 @@
 
 #include "nnergy/core/progress.h"
 #include "nnergy/core/setting_name.h"
-#include "nnergy/predict/regressor.h"
+#include "nnergy/regress/regressor.h"
 #include "nnergy/report/train_report.h"
 
 namespace nnergy::api {
@@ -25,10 +25,10 @@ struct TrainRequest {
   std::filesystem::path devices_file;
   std::uint64_t seed = 1;  ///< random seed of the regressor
   int threads = 0;         ///< worker threads, ≥ 0; 0: the regressor's default
-  /// Regressor settings (predict::FitOptions::extra), e.g. {"max_depth": 8}; saved with the model.
+  /// Regressor settings (regress::FitOptions::extra), e.g. {"max_depth": 8}; saved with the model.
   nlohmann::json settings = nlohmann::json::object();
   /// The regressors `predictor` may name; null: the standard ones (predict/regressor.h).
-  const predict::RegressorRegistry* regressors = nullptr;
+  const regress::RegressorRegistry* regressors = nullptr;
   /// Told the targets fitted (time, and power when the dataset has power) of those to fit.
   ProgressCallback progress;
   /// The invocation, for the model file's context block.

@@ -304,8 +304,8 @@ json FeatureEncoder::to_json() const {
           {"names", names_}};
 }
 
-predict::FeatureMatrix FeatureEncoder::empty_matrix() const {
-  predict::FeatureMatrix matrix;
+FeatureMatrix FeatureEncoder::empty_matrix() const {
+  FeatureMatrix matrix;
   matrix.names = names_;
   return matrix;
 }
@@ -399,7 +399,7 @@ std::vector<double> FeatureEncoder::encode(const dataset::OpRecord& op,
   return row;
 }
 
-void FeatureEncoder::append(predict::FeatureMatrix& matrix, const dataset::OpRecord& op,
+void FeatureEncoder::append(FeatureMatrix& matrix, const dataset::OpRecord& op,
                             const FeatureContext& context) const {
   if (matrix.names != names_) {
     throw InvalidInput(fmt::format(

@@ -7,7 +7,7 @@
 
 #include "nnergy/dataset/op_record.h"
 #include "nnergy/device/device_spec.h"
-#include "nnergy/predict/feature_matrix.h"
+#include "nnergy/features/feature_matrix.h"
 
 /// Encoding of (op, mode, device, clock, dtype) into a fixed-length vector of named features
 /// (seed 000 §5.2 and Fig. 5.1; seed 004 Eq. 1 and §3.1; seed 000 §7.2 for device descriptors).
@@ -60,7 +60,7 @@ class FeatureEncoder {
   /// Column names, in order.
   const std::vector<std::string>& names() const { return names_; }
   /// An empty matrix with these columns.
-  predict::FeatureMatrix empty_matrix() const;
+  FeatureMatrix empty_matrix() const;
   /// The feature row of `op` in `context`. An op kind outside the schema gets all one-hots 0;
   /// attributes or dimensions beyond the schema's slots are dropped. Throws InvalidInput when
   /// the op's stored JSON or op class is malformed, `context.device` is null, the clock is
@@ -68,7 +68,7 @@ class FeatureEncoder {
   std::vector<double> encode(const dataset::OpRecord& op, const FeatureContext& context) const;
   /// Appends encode(op, context) to `matrix` with the op type as family. Throws InvalidInput
   /// when `matrix` has other columns than names().
-  void append(predict::FeatureMatrix& matrix, const dataset::OpRecord& op,
+  void append(FeatureMatrix& matrix, const dataset::OpRecord& op,
               const FeatureContext& context) const;
 
  private:

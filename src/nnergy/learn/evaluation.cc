@@ -53,7 +53,7 @@ std::vector<std::size_t> select_rows(const TrainingTable& table, Target target,
 }
 
 struct Fitted {
-  std::unique_ptr<predict::Regressor> regressor;
+  std::unique_ptr<regress::Regressor> regressor;
   double fit_time_s = 0;
 };
 
@@ -75,7 +75,7 @@ class FitProgress {
   std::size_t done_ = 0;
 };
 
-Fitted fit_rows(const TrainingTable& table, const predict::RegressorRegistry& registry,
+Fitted fit_rows(const TrainingTable& table, const regress::RegressorRegistry& registry,
                 const std::string& name, const EvaluationSettings& settings, Target target,
                 const std::vector<std::size_t>& rows, const std::string& what) {
   if (rows.empty()) {
@@ -83,7 +83,7 @@ Fitted fit_rows(const TrainingTable& table, const predict::RegressorRegistry& re
   }
   Fitted f;
   f.regressor = registry.create(name);
-  predict::FitOptions options;
+  regress::FitOptions options;
   options.seed = settings.seed;
   options.threads = settings.threads;
   options.extra = settings_for_target(settings.extra, to_string(target));
@@ -98,8 +98,8 @@ Fitted fit_rows(const TrainingTable& table, const predict::RegressorRegistry& re
   return f;
 }
 
-std::vector<predict::Prediction> predict_rows(const TrainingTable& table,
-                                              const predict::Regressor& regressor,
+std::vector<regress::Prediction> predict_rows(const TrainingTable& table,
+                                              const regress::Regressor& regressor,
                                               const std::vector<std::size_t>& rows) {
   if (rows.empty()) return {};
   return regressor.predict(table.features.select(rows));
@@ -108,7 +108,7 @@ std::vector<predict::Prediction> predict_rows(const TrainingTable& table,
 // Metrics of the predictions `predicted[k]` of rows `rows[k]` restricted to `mode`.
 std::optional<FitMetrics> mode_metrics(const TrainingTable& table, Target target,
                                        const std::vector<std::size_t>& rows,
-                                       const std::vector<predict::Prediction>& predicted,
+                                       const std::vector<regress::Prediction>& predicted,
                                        const std::string& mode) {
   std::vector<double> a;
   std::vector<double> p;
@@ -137,7 +137,7 @@ std::vector<std::string> modes_of(const TrainingTable& table) {
 std::vector<NetworkScore> score_networks(const TrainingTable& table,
                                          const std::vector<std::string>& networks,
                                          const std::vector<std::size_t>& rows,
-                                         const std::vector<predict::Prediction>& predicted) {
+                                         const std::vector<regress::Prediction>& predicted) {
   using Key = std::tuple<std::string, std::string, std::int64_t, std::string>;
   std::map<Key, std::size_t> position;  // (signature, mode, clock, dtype) → index into rows
   for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -169,17 +169,17 @@ std::vector<NetworkScore> score_networks(const TrainingTable& table,
         score.measured_time_s = measured;
         const auto lookup_predicted =
             [&, m = mode, c = clock,
-             d = dtype](const std::string& signature) -> std::optional<predict::Prediction> {
+             d = dtype](const std::string& signature) -> std::optional<regress::Prediction> {
           const auto it = position.find({signature, m, c, d});
           if (it == position.end()) return std::nullopt;
           return predicted[it->second];
         };
         const auto lookup_measured =
             [&, m = mode, c = clock,
-             d = dtype](const std::string& signature) -> std::optional<predict::Prediction> {
+             d = dtype](const std::string& signature) -> std::optional<regress::Prediction> {
           const auto it = position.find({signature, m, c, d});
           if (it == position.end()) return std::nullopt;
-          return predict::Prediction{table.rows[rows[it->second]].time_s, 0};
+          return regress::Prediction{table.rows[rows[it->second]].time_s, 0};
         };
         score.predicted = sum_network(network, lookup_predicted);
         score.measured_ops_time_s = sum_network(network, lookup_measured).time_s;
@@ -208,7 +208,7 @@ std::size_t fit_count(const TrainingTable& table, const SplitAssignment& splits,
 }
 
 TargetScores score_target(const TrainingTable& table, const SplitAssignment& splits,
-                          const predict::RegressorRegistry& registry, const std::string& name,
+                          const regress::RegressorRegistry& registry, const std::string& name,
                           const EvaluationSettings& settings, Target target,
                           std::vector<ScatterPoint>& scatter, FitProgress& progress) {
   TargetScores scores;
@@ -398,11 +398,11 @@ SplitAssignment assign_splits(const TrainingTable& table, const EvaluationSettin
 
 NetworkSum sum_network(
     const dataset::NetworkRecord& network,
-    const std::function<std::optional<predict::Prediction>(const std::string&)>& value_of) {
+    const std::function<std::optional<regress::Prediction>(const std::string&)>& value_of) {
   NetworkSum sum;
   double variance = 0;
   for (const auto& [signature, count] : network.op_counts) {
-    const std::optional<predict::Prediction> value = value_of(signature);
+    const std::optional<regress::Prediction> value = value_of(signature);
     if (!value) {
       sum.nodes_missing += count;
       continue;
@@ -432,7 +432,7 @@ double network_mape_percent(const std::vector<NetworkScore>& scores, const std::
 }
 
 PredictorEvaluation evaluate_predictor(const TrainingTable& table, const SplitAssignment& splits,
-                                       const predict::RegressorRegistry& registry,
+                                       const regress::RegressorRegistry& registry,
                                        const std::string& regressor,
                                        const EvaluationSettings& settings) {
   if (splits.test.size() != table.rows.size() || splits.fold.size() != table.rows.size() ||

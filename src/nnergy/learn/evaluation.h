@@ -13,7 +13,7 @@
 #include "nnergy/dataset/dataset_store.h"
 #include "nnergy/learn/fit_metrics.h"
 #include "nnergy/learn/training_table.h"
-#include "nnergy/predict/regressor.h"
+#include "nnergy/regress/regressor.h"
 
 // Evaluation of learned predictors (issue 5 names it predict/evaluation; it lives here because it
 // needs training tables and dataset networks, which predict/ must not depend on).
@@ -80,7 +80,7 @@ struct NetworkSum {
 /// its 1σ) or nothing when the op has none, and such ops are counted as missing.
 NetworkSum sum_network(
     const dataset::NetworkRecord& network,
-    const std::function<std::optional<predict::Prediction>(const std::string&)>& value_of);
+    const std::function<std::optional<regress::Prediction>(const std::string&)>& value_of);
 
 /// One held-out network in one mode: predicted time against the measured network and against
 /// the sum of its measured ops (the same ops are summed in both sums; ops without a
@@ -111,7 +111,7 @@ struct ScatterPoint {
   Target target = Target::kTime;
   std::string split;  ///< "cv" (out-of-fold), "test" or "holdout"
   int fold = -1;      ///< CV fold for "cv"
-  predict::Prediction predicted;
+  regress::Prediction predicted;
 };
 
 /// The evaluation of one regressor on one table.
@@ -128,7 +128,7 @@ struct PredictorEvaluation {
 /// A target without measurements is skipped with a note. Throws InvalidInput from the registry
 /// (unknown name) or from a regressor that cannot fit a fold.
 PredictorEvaluation evaluate_predictor(const TrainingTable& table, const SplitAssignment& splits,
-                                       const predict::RegressorRegistry& registry,
+                                       const regress::RegressorRegistry& registry,
                                        const std::string& regressor,
                                        const EvaluationSettings& settings);
 

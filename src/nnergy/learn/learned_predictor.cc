@@ -123,7 +123,7 @@ void LearnedPredictor::precompute(const graph::Network& network, predict::Mode m
                                   const std::vector<double>& clocks_mhz) {
   const bool training = mode == predict::Mode::kTraining;
   const std::string dtype(device::to_string(precision));
-  predict::FeatureMatrix x = model_->encoder().empty_matrix();
+  features::FeatureMatrix x = model_->encoder().empty_matrix();
   std::vector<CacheKey> keys;
   for (const graph::UniqueOperation& op :
        graph::unique_operations(network, graph::Whitelist::standard())) {
@@ -142,8 +142,8 @@ void LearnedPredictor::precompute(const graph::Network& network, predict::Mode m
     }
   }
   if (keys.empty()) return;
-  const std::vector<predict::Prediction> times = model_->time().regressor->predict(x);
-  std::vector<predict::Prediction> powers;
+  const std::vector<regress::Prediction> times = model_->time().regressor->predict(x);
+  std::vector<regress::Prediction> powers;
   if (model_->power() != nullptr) powers = model_->power()->regressor->predict(x);
   for (std::size_t i = 0; i < keys.size(); ++i) {
     Cached c{times.at(i), std::nullopt};
@@ -169,13 +169,13 @@ predict::OpEstimate LearnedPredictor::predict(const predict::OpQuery& query) con
     context.clock_mhz = query.point.clock_mhz;
     context.dtype = dtype;
     context.training = training;
-    predict::FeatureMatrix x = model_->encoder().empty_matrix();
+    features::FeatureMatrix x = model_->encoder().empty_matrix();
     model_->encoder().append(x, record, context);
     predicted.time = model_->time().regressor->predict(x).at(0);
     if (model_->power() != nullptr) predicted.power = model_->power()->regressor->predict(x).at(0);
   }
 
-  const predict::Prediction& time = predicted.time;
+  const regress::Prediction& time = predicted.time;
   const predict::OpEstimate analytical = analytical_.predict(query);
   predict::OpEstimate e;
   e.time_s = std::max(time.value, 0.0);

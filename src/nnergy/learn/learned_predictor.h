@@ -72,8 +72,8 @@ class LearnedPredictor : public predict::OpPredictor {
   /// (signature, training, clock MHz, dtype): what one feature row depends on besides the op.
   using CacheKey = std::tuple<std::string, bool, double, std::string>;
   struct Cached {
-    predict::Prediction time;
-    std::optional<predict::Prediction> power;
+    regress::Prediction time;
+    std::optional<regress::Prediction> power;
   };
 
   std::shared_ptr<const ModelFile> model_;

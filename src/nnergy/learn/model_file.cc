@@ -26,7 +26,7 @@ using nlohmann::json;
 // In-sample quality per mode: how well the model reproduces the rows it was fitted on. Optimistic
 // by construction; `nnergy evaluate` gives the held-out figures.
 json training_set_metrics(const TrainingTable& table, const std::vector<std::size_t>& indices,
-                          Target target, const std::vector<predict::Prediction>& predictions) {
+                          Target target, const std::vector<regress::Prediction>& predictions) {
   json by_mode = json::object();
   for (const std::string mode : {"inference", "training"}) {
     std::vector<double> actual;
@@ -44,14 +44,14 @@ json training_set_metrics(const TrainingTable& table, const std::vector<std::siz
            "evaluate` for cross-validated and held-out figures"}};
 }
 
-TargetModel fit_target(const TrainingTable& table, const predict::RegressorRegistry& registry,
+TargetModel fit_target(const TrainingTable& table, const regress::RegressorRegistry& registry,
                        const TrainSettings& settings, Target target) {
   const std::vector<std::size_t> indices = table.rows_with(target);
-  const predict::FeatureMatrix x = table.features.select(indices);
+  const features::FeatureMatrix x = table.features.select(indices);
   const std::vector<double> y = table.values(target, indices);
   TargetModel model;
   model.regressor = registry.create(settings.predictor);
-  predict::FitOptions options;
+  regress::FitOptions options;
   options.seed = settings.seed;
   options.threads = settings.threads;
   options.extra = settings_for_target(settings.extra, to_string(target));
@@ -97,7 +97,7 @@ class Reader {
 
 TargetModel parse_target(const json& j, const std::string& where,
                          const std::vector<std::string>& schema,
-                         const predict::RegressorRegistry& registry) {
+                         const regress::RegressorRegistry& registry) {
   const Reader r(j, where);
   TargetModel model;
   const std::string name = r.text("regressor");
@@ -167,7 +167,7 @@ void check_output_directory(const std::string& path, const std::string& flag) {
   }
 }
 
-ModelFile ModelFile::train(const TrainingTable& table, const predict::RegressorRegistry& registry,
+ModelFile ModelFile::train(const TrainingTable& table, const regress::RegressorRegistry& registry,
                            const TrainSettings& settings) {
   ModelFile m;
   m.predictor_ = settings.predictor;
@@ -227,7 +227,7 @@ void ModelFile::save(const std::string& path) const {
   write_file_atomically(path, to_json().dump() + "\n", "model file");
 }
 
-ModelFile ModelFile::load(const std::string& path, const predict::RegressorRegistry& registry) {
+ModelFile ModelFile::load(const std::string& path, const regress::RegressorRegistry& registry) {
   std::ifstream file(path, std::ios::binary);
   if (!file) throw InvalidInput(path + ": cannot open the model file");
   std::ostringstream text;
@@ -236,7 +236,7 @@ ModelFile ModelFile::load(const std::string& path, const predict::RegressorRegis
 }
 
 ModelFile ModelFile::parse(const std::string& text, const std::string& source,
-                           const predict::RegressorRegistry& registry) {
+                           const regress::RegressorRegistry& registry) {
   json root;
   try {
     root = json::parse(text);

@@ -11,7 +11,7 @@
 #include "nnergy/core/progress.h"
 #include "nnergy/features/feature_encoder.h"
 #include "nnergy/learn/training_table.h"
-#include "nnergy/predict/regressor.h"
+#include "nnergy/regress/regressor.h"
 
 namespace nnergy::learn {
 
@@ -34,7 +34,7 @@ struct TrainSettings {
 
 /// One fitted target of a model file.
 struct TargetModel {
-  std::unique_ptr<predict::Regressor> regressor;
+  std::unique_ptr<regress::Regressor> regressor;
   std::vector<std::string> feature_names;  ///< the columns the regressor was fitted on
   /// Quality figures saved with the model, e.g. {"training_set": {"inference": FitMetrics...}}.
   nlohmann::json metrics = nlohmann::json::object();
@@ -60,16 +60,16 @@ class ModelFile {
   /// Fits `settings.predictor` to the time of every row of `table`, and to the power of the rows
   /// that have one (no power model when none has). Throws InvalidInput from the regressor (too
   /// few rows, ...) and for an unknown predictor name.
-  static ModelFile train(const TrainingTable& table, const predict::RegressorRegistry& registry,
+  static ModelFile train(const TrainingTable& table, const regress::RegressorRegistry& registry,
                          const TrainSettings& settings);
 
   /// Reads `path`. Throws InvalidInput naming the file and the problem for a file that cannot be
   /// read, is not JSON, is not an nnergy model file, has another format_version, names an
   /// unknown regressor, or whose feature schema differs from a target's saved feature names.
-  static ModelFile load(const std::string& path, const predict::RegressorRegistry& registry);
+  static ModelFile load(const std::string& path, const regress::RegressorRegistry& registry);
   /// The same from the file's text; `source` names it in messages.
   static ModelFile parse(const std::string& text, const std::string& source,
-                         const predict::RegressorRegistry& registry);
+                         const regress::RegressorRegistry& registry);
 
   /// Writes the file atomically (a temporary file in the same directory, then rename), so that a
   /// reader never sees half a model. Throws InvalidInput naming `path` when its directory does

@@ -36,16 +36,16 @@ std::vector<NetworkValidation> validate_networks(const dataset::DatasetStore& st
     // Σ count × value with sum_network: op times, then op energies (its `time_s` then holds
     // joules); an op with a time but no energy is missing from the second sum only.
     const NetworkSum time =
-        sum_network(*net, [&](const std::string& signature) -> std::optional<predict::Prediction> {
+        sum_network(*net, [&](const std::string& signature) -> std::optional<regress::Prediction> {
           const dataset::MeasuredValues* m = measured(signature);
           if (m == nullptr) return std::nullopt;
-          return predict::Prediction{*m->time_s, 0};
+          return regress::Prediction{*m->time_s, 0};
         });
     const NetworkSum energy =
-        sum_network(*net, [&](const std::string& signature) -> std::optional<predict::Prediction> {
+        sum_network(*net, [&](const std::string& signature) -> std::optional<regress::Prediction> {
           const dataset::MeasuredValues* m = measured(signature);
           if (m == nullptr || !m->energy_j) return std::nullopt;
-          return predict::Prediction{*m->energy_j, 0};
+          return regress::Prediction{*m->energy_j, 0};
         });
     NetworkValidation v;
     v.network = n.network_name;

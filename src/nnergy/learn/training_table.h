@@ -10,7 +10,7 @@
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/device/device_spec.h"
 #include "nnergy/features/feature_encoder.h"
-#include "nnergy/predict/feature_matrix.h"
+#include "nnergy/features/feature_matrix.h"
 
 /// Learned predictors end to end: training tables from a measured dataset, model files (.nnp),
 /// the learned OpPredictor, and evaluation (k-fold CV, test split, held-out networks).
@@ -54,7 +54,7 @@ struct TrainingTable {
   DeviceResolution device_resolution;
   device::DeviceSpec device;  ///< the catalog device every row is encoded with
   features::FeatureEncoder encoder;
-  predict::FeatureMatrix features;  ///< rows().size() rows, encoder.names() columns
+  features::FeatureMatrix features;  ///< rows().size() rows, encoder.names() columns
   std::vector<TrainingRow> rows;
 
   std::size_t error_rows = 0;     ///< measurements with status error (skipped, not counted below)

@@ -3,9 +3,9 @@
 #include <string>
 #include <vector>
 
-#include "nnergy/predict/regressor.h"
+#include "nnergy/regress/regressor.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 
 /// The analytical model (roofline time, archline power: AnalyticalPredictor) behind the
 /// Regressor interface, so that it is evaluated and reported like the learned ones. It learns
@@ -23,8 +23,9 @@ class AnalyticalRegressor : public Regressor {
 
   std::string name() const override { return "analytical"; }
   std::string description() const override;
-  void fit(const FeatureMatrix& x, std::span<const double> y, const FitOptions& options) override;
-  std::vector<Prediction> predict(const FeatureMatrix& x) const override;
+  void fit(const features::FeatureMatrix& x, std::span<const double> y,
+           const FitOptions& options) override;
+  std::vector<Prediction> predict(const features::FeatureMatrix& x) const override;
   nlohmann::json save() const override;
   void load(const nlohmann::json& model) override;
   std::vector<std::pair<std::string, double>> feature_importance() const override;
@@ -39,4 +40,4 @@ class AnalyticalRegressor : public Regressor {
   std::size_t column_ = 0;  ///< index of the target's analytical column
 };
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

@@ -1,4 +1,4 @@
-#include "nnergy/predict/analytical_regressor.h"
+#include "nnergy/regress/analytical_regressor.h"
 
 #include <fmt/format.h>
 
@@ -6,9 +6,9 @@
 #include <cmath>
 
 #include "nnergy/core/error.h"
-#include "nnergy/predict/regressor_checks.h"
+#include "nnergy/regress/regressor_checks.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 
 namespace {
 
@@ -41,7 +41,7 @@ std::size_t AnalyticalRegressor::target_column(const std::vector<std::string>& n
   return static_cast<std::size_t>(it - names.begin());
 }
 
-void AnalyticalRegressor::fit(const FeatureMatrix& x, std::span<const double> y,
+void AnalyticalRegressor::fit(const features::FeatureMatrix& x, std::span<const double> y,
                               const FitOptions& options) {
   check_setting_names(kName, options.extra, {"target"});
   check_training_data(kName, x, y, 1);
@@ -51,7 +51,7 @@ void AnalyticalRegressor::fit(const FeatureMatrix& x, std::span<const double> y,
   feature_names_ = x.names;
 }
 
-std::vector<Prediction> AnalyticalRegressor::predict(const FeatureMatrix& x) const {
+std::vector<Prediction> AnalyticalRegressor::predict(const features::FeatureMatrix& x) const {
   if (feature_names_.empty()) {
     throw InternalError("analytical regressor: predict() before fit() or load()");
   }
@@ -93,4 +93,4 @@ std::vector<std::pair<std::string, double>> AnalyticalRegressor::feature_importa
   return {{feature_names_[column_], 1.0}};
 }
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "nnergy/predict/feature_matrix.h"
-#include "nnergy/predict/regressor.h"
+#include "nnergy/features/feature_matrix.h"
+#include "nnergy/regress/regressor.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 
 /// "resnet": ResPerfNet (seed 002 §3, Fig. 1, §5.3–5.4, appendices B–E), a residual 1-D
 /// convolutional network reading the feature vector as a sequence (one input channel) of the
@@ -83,8 +83,9 @@ class ResnetRegressor : public Regressor {
 
   std::string name() const override { return "resnet"; }
   std::string description() const override;
-  void fit(const FeatureMatrix& x, std::span<const double> y, const FitOptions& options) override;
-  std::vector<Prediction> predict(const FeatureMatrix& x) const override;
+  void fit(const features::FeatureMatrix& x, std::span<const double> y,
+           const FitOptions& options) override;
+  std::vector<Prediction> predict(const features::FeatureMatrix& x) const override;
   nlohmann::json save() const override;
   void load(const nlohmann::json& model) override;
 
@@ -117,4 +118,4 @@ class ResnetRegressor : public Regressor {
   std::unique_ptr<Network> network_;
 };
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

@@ -9,19 +9,19 @@
 #include <utility>
 #include <vector>
 
-#include "nnergy/predict/feature_matrix.h"
-#include "nnergy/predict/regressor.h"
+#include "nnergy/features/feature_matrix.h"
+#include "nnergy/regress/regressor.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 
 /// "poly-lasso": NeuralPower's sparse polynomial regression (seed 004 §3.1, Eqs. 1–2, and §4.1.1
 /// for the model selection), one model per op family.
 ///
-/// One pooled model is fitted over all rows, then one model per family (FeatureMatrix::families)
-/// with at least `min_family_rows` rows. A family keeps its own model only when the model's CV
-/// RMSE is no larger than the pooled model's out-of-fold RMSE on that family's rows; otherwise,
-/// and for smaller families and families never seen in training, the pooled model predicts.
-/// Each model is fitted as follows:
+/// One pooled model is fitted over all rows, then one model per family
+/// (features::FeatureMatrix::families) with at least `min_family_rows` rows. A family keeps its own
+/// model only when the model's CV RMSE is no larger than the pooled model's out-of-fold RMSE on
+/// that family's rows; otherwise, and for smaller families and families never seen in training, the
+/// pooled model predicts. Each model is fitted as follows:
 ///  1. Base features: the columns that vary within the family, without the `op=` one-hots (they
 ///     are constant within a family), and log(1 + x) of every non-negative, non-binary column
 ///     not already a log — for target power_w as seed 004 §3.1 does ("we include the
@@ -66,7 +66,7 @@ class PolyLassoRegressor : public Regressor {
   /// One input of the polynomial: a matrix column, optionally log(1 + x), z-scored.
   struct BaseFeature {
     std::string name;        ///< the column name, or "log1p(<column>)"
-    std::size_t column = 0;  ///< index into FeatureMatrix::names
+    std::size_t column = 0;  ///< index into features::FeatureMatrix::names
     bool log1p = false;      ///< the value is log(1 + x) of the column
     bool expanded = false;   ///< enters the polynomial (true) or only linearly (special term)
     double mean = 0;         ///< z = (value − mean) / stddev
@@ -97,8 +97,9 @@ class PolyLassoRegressor : public Regressor {
 
   std::string name() const override { return "poly-lasso"; }
   std::string description() const override;
-  void fit(const FeatureMatrix& x, std::span<const double> y, const FitOptions& options) override;
-  std::vector<Prediction> predict(const FeatureMatrix& x) const override;
+  void fit(const features::FeatureMatrix& x, std::span<const double> y,
+           const FitOptions& options) override;
+  std::vector<Prediction> predict(const features::FeatureMatrix& x) const override;
   nlohmann::json save() const override;
   void load(const nlohmann::json& model) override;
   std::vector<std::pair<std::string, double>> feature_importance() const override;
@@ -126,4 +127,4 @@ class PolyLassoRegressor : public Regressor {
   std::map<std::string, PooledFamily> pooled_families_;
 };
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

@@ -1,4 +1,4 @@
-#include "nnergy/predict/hybrid_regressor.h"
+#include "nnergy/regress/hybrid_regressor.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "nnergy/core/error.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 namespace {
 
 // The device reaches 40 % of what the analytical model assumes: measured = 2.5 × analytical.
@@ -18,8 +18,8 @@ constexpr double kHybridTolerance = 0.05;
 constexpr double kTreesAloneMinError = 0.5;
 
 // Columns flop_count, analytical_time_s (= flops / 1e13 flop/s) and analytical_power_w.
-FeatureMatrix ops(double min_flops, double max_flops, std::size_t rows) {
-  FeatureMatrix x;
+features::FeatureMatrix ops(double min_flops, double max_flops, std::size_t rows) {
+  features::FeatureMatrix x;
   x.names = {"flop_count", "analytical_time_s", "analytical_power_w"};
   for (std::size_t i = 0; i < rows; ++i) {
     const double flops =
@@ -29,7 +29,7 @@ FeatureMatrix ops(double min_flops, double max_flops, std::size_t rows) {
   return x;
 }
 
-std::vector<double> measured_time(const FeatureMatrix& x) {
+std::vector<double> measured_time(const features::FeatureMatrix& x) {
   std::vector<double> y;
   for (std::size_t i = 0; i < x.rows(); ++i) y.push_back(kSlowdown * x.row(i)[1]);
   return y;
@@ -42,8 +42,8 @@ FitOptions quick() {
 }
 
 TEST(HybridRegressorTest, ExtrapolatesToLargerOpsWhereTreesCannot) {
-  const FeatureMatrix train = ops(1e6, 1e9, 100);
-  const FeatureMatrix large = ops(1e11, 1e12, 5);
+  const features::FeatureMatrix train = ops(1e6, 1e9, 100);
+  const features::FeatureMatrix large = ops(1e11, 1e12, 5);
   HybridRegressor hybrid;
   hybrid.fit(train, measured_time(train), quick());
   XgboostRegressor trees(XgboostRegressor::Kind::kBoost);
@@ -59,7 +59,7 @@ TEST(HybridRegressorTest, ExtrapolatesToLargerOpsWhereTreesCannot) {
 }
 
 TEST(HybridRegressorTest, PowerTargetUsesTheAnalyticalPower) {
-  const FeatureMatrix train = ops(1e6, 1e9, 50);
+  const features::FeatureMatrix train = ops(1e6, 1e9, 50);
   std::vector<double> power;
   for (std::size_t i = 0; i < train.rows(); ++i) power.push_back(0.8 * train.row(i)[2]);
   HybridRegressor hybrid;
@@ -74,11 +74,11 @@ TEST(HybridRegressorTest, PowerTargetUsesTheAnalyticalPower) {
 }
 
 TEST(HybridRegressorTest, NonPositiveAnalyticalEstimateIsInvalidInput) {
-  FeatureMatrix train = ops(1e6, 1e9, 20);
+  features::FeatureMatrix train = ops(1e6, 1e9, 20);
   const std::vector<double> y = measured_time(train);
   train.values[5 * train.columns() + 1] = 0;
   EXPECT_THROW(HybridRegressor().fit(train, y, quick()), InvalidInput);
 }
 
 }  // namespace
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

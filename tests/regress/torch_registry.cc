@@ -1,9 +1,9 @@
 #include <memory>
 
-#include "nnergy/predict/resnet_regressor.h"
+#include "nnergy/regress/resnet_regressor.h"
 #include "regressor_conformance.h"
 
-namespace nnergy::predict::testing {
+namespace nnergy::regress::testing {
 
 /// ResPerfNet with test-sized defaults: register_torch_regressors' seed defaults (width 128,
 /// 200 epochs) take minutes per fit, and the suite fits twice. The class and its contract are
@@ -24,4 +24,4 @@ const RegressorRegistry& conformance_registry() {
   return registry;
 }
 
-}  // namespace nnergy::predict::testing
+}  // namespace nnergy::regress::testing

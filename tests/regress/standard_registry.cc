@@ -1,6 +1,6 @@
 #include "regressor_conformance.h"
 
-namespace nnergy::predict::testing {
+namespace nnergy::regress::testing {
 
 const RegressorRegistry& conformance_registry() {
   static const RegressorRegistry registry = [] {
@@ -11,4 +11,4 @@ const RegressorRegistry& conformance_registry() {
   return registry;
 }
 
-}  // namespace nnergy::predict::testing
+}  // namespace nnergy::regress::testing

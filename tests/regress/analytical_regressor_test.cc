@@ -1,17 +1,17 @@
-#include "nnergy/predict/analytical_regressor.h"
+#include "nnergy/regress/analytical_regressor.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "nnergy/core/error.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 namespace {
 
 using ::testing::HasSubstr;
 
-FeatureMatrix analytical_columns() {
-  FeatureMatrix x;
+features::FeatureMatrix analytical_columns() {
+  features::FeatureMatrix x;
   x.names = {"flop_count", "analytical_time_s", "analytical_power_w"};
   x.add_row(std::vector<double>{1e9, 2e-4, 250}, "Conv");
   x.add_row(std::vector<double>{1e6, 5e-6, 120}, "Relu");
@@ -21,7 +21,7 @@ FeatureMatrix analytical_columns() {
 const std::vector<double> kMeasured = {3e-4, 7e-6};
 
 TEST(AnalyticalRegressorTest, PredictsTheTargetsAnalyticalColumn) {
-  const FeatureMatrix x = analytical_columns();
+  const features::FeatureMatrix x = analytical_columns();
   AnalyticalRegressor time;
   time.fit(x, kMeasured, {});
   const auto t = time.predict(x);
@@ -46,7 +46,7 @@ TEST(AnalyticalRegressorTest, PredictsTheTargetsAnalyticalColumn) {
 }
 
 TEST(AnalyticalRegressorTest, MissingColumnOrSettingIsInvalidInput) {
-  FeatureMatrix x;
+  features::FeatureMatrix x;
   x.names = {"flop_count"};
   x.add_row(std::vector<double>{1e9}, "Conv");
   try {
@@ -63,4 +63,4 @@ TEST(AnalyticalRegressorTest, MissingColumnOrSettingIsInvalidInput) {
 }
 
 }  // namespace
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

@@ -1,4 +1,4 @@
-#include "nnergy/predict/poly_lasso_regressor.h"
+#include "nnergy/regress/poly_lasso_regressor.h"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -9,14 +9,14 @@
 #include <random>
 
 #include "nnergy/core/error.h"
-#include "nnergy/predict/regressor_checks.h"
+#include "nnergy/regress/regressor_checks.h"
 
 // The Lasso is solved here by hand with Eigen: none of nnergy's dependencies has a Lasso solver
 // (glmnet and scikit-learn are Fortran/Python; mlpack's LARS would add a large library for one
 // solver), and cyclic coordinate descent (Friedman, Hastie & Tibshirani 2010, "covariance
 // updates") is a few dozen lines.
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 namespace {
 
 using Eigen::Index;
@@ -311,7 +311,7 @@ double population_stddev(const VectorXd& values) {
 
 /// Everything one family's fit needs: its rows and their fitted targets.
 struct FamilyData {
-  const FeatureMatrix& x;
+  const features::FeatureMatrix& x;
   std::vector<std::size_t> rows;
   VectorXd fitted_target;  ///< transformed targets of `rows`
   double min_target = 0;
@@ -807,7 +807,7 @@ std::string PolyLassoRegressor::description() const {
   return text;
 }
 
-void PolyLassoRegressor::fit(const FeatureMatrix& x, std::span<const double> y,
+void PolyLassoRegressor::fit(const features::FeatureMatrix& x, std::span<const double> y,
                              const FitOptions& options) {
   const Settings s = parse_settings(options.extra);
   // A fold needs at least one held-out row.
@@ -885,7 +885,7 @@ const std::map<std::string, PolyLassoRegressor::PooledFamily>& PolyLassoRegresso
   return pooled_families_;
 }
 
-std::vector<Prediction> PolyLassoRegressor::predict(const FeatureMatrix& x) const {
+std::vector<Prediction> PolyLassoRegressor::predict(const features::FeatureMatrix& x) const {
   pooled_model();
   check_feature_names(kRegressorName, feature_names_, x);
   std::vector<Prediction> out;
@@ -1035,4 +1035,4 @@ std::vector<std::pair<std::string, double>> PolyLassoRegressor::feature_importan
   return out;
 }
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

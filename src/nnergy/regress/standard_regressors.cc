@@ -1,12 +1,12 @@
 #include <memory>
 
-#include "nnergy/predict/analytical_regressor.h"
-#include "nnergy/predict/hybrid_regressor.h"
-#include "nnergy/predict/poly_lasso_regressor.h"
-#include "nnergy/predict/regressor.h"
-#include "nnergy/predict/xgboost_regressor.h"
+#include "nnergy/regress/analytical_regressor.h"
+#include "nnergy/regress/hybrid_regressor.h"
+#include "nnergy/regress/poly_lasso_regressor.h"
+#include "nnergy/regress/regressor.h"
+#include "nnergy/regress/xgboost_regressor.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 
 void register_standard_regressors(RegressorRegistry& registry) {
   registry.add("analytical", "roofline time / archline power from the op's features, not fitted",
@@ -22,4 +22,4 @@ void register_standard_regressors(RegressorRegistry& registry) {
                [] { return std::make_unique<HybridRegressor>(); });
 }
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

@@ -1,4 +1,4 @@
-#include "nnergy/predict/xgboost_regressor.h"
+#include "nnergy/regress/xgboost_regressor.h"
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -14,9 +14,9 @@
 
 #include "nnergy/core/base64.h"
 #include "nnergy/core/error.h"
-#include "nnergy/predict/regressor_checks.h"
+#include "nnergy/regress/regressor_checks.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 
 namespace {
 
@@ -41,7 +41,8 @@ void check(int rc, const char* call) {
 class DMatrix {
  public:
   // Rows of `x` as float, NaN = missing; `labels` and `weights` when not empty.
-  DMatrix(const FeatureMatrix& x, std::span<const double> labels, std::span<const double> weights) {
+  DMatrix(const features::FeatureMatrix& x, std::span<const double> labels,
+          std::span<const double> weights) {
     const std::vector<float> values(x.values.begin(), x.values.end());
     check(XGDMatrixCreateFromMat(values.data(), x.rows(), x.columns(), NAN, &handle_),
           "XGDMatrixCreateFromMat");
@@ -426,7 +427,7 @@ std::string XgboostRegressor::description() const {
 
 nlohmann::json XgboostRegressor::settings() const { return settings_->to_json(kind_); }
 
-void XgboostRegressor::fit(const FeatureMatrix& x, std::span<const double> y,
+void XgboostRegressor::fit(const features::FeatureMatrix& x, std::span<const double> y,
                            const FitOptions& options) {
   const std::string regressor = name();
   Settings settings = Settings::parse(kind_, regressor, options.extra);
@@ -486,7 +487,7 @@ void XgboostRegressor::fit(const FeatureMatrix& x, std::span<const double> y,
   model_ = std::move(model);
 }
 
-std::vector<Prediction> XgboostRegressor::predict(const FeatureMatrix& x) const {
+std::vector<Prediction> XgboostRegressor::predict(const features::FeatureMatrix& x) const {
   if (!model_) {
     throw InternalError(fmt::format("{} regressor: predict() before fit() or load()", name()));
   }
@@ -679,4 +680,4 @@ std::vector<std::pair<std::string, double>> XgboostRegressor::feature_importance
   return out;
 }
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

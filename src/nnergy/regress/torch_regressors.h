@@ -1,8 +1,8 @@
 #pragma once
 
-#include "nnergy/predict/regressor.h"
+#include "nnergy/regress/regressor.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 
 /// The registry summary of "resnet", shared with the `nnergy` executable, which registers it
 /// without loading LibTorch until a resnet is made (apps/nnergy/torch_plugin.h).
@@ -13,4 +13,4 @@ inline constexpr const char* kResnetRegressorSummary =
 /// NNERGY_HAVE_TORCH): "resnet" (ResnetRegressor). Call it next to register_standard_regressors.
 void register_torch_regressors(RegressorRegistry& registry);
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

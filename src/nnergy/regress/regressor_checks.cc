@@ -1,4 +1,4 @@
-#include "nnergy/predict/regressor_checks.h"
+#include "nnergy/regress/regressor_checks.h"
 
 #include <fmt/format.h>
 
@@ -7,9 +7,9 @@
 
 #include "nnergy/core/error.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 
-void check_training_data(const std::string& regressor, const FeatureMatrix& x,
+void check_training_data(const std::string& regressor, const features::FeatureMatrix& x,
                          std::span<const double> y, std::size_t min_rows) {
   if (x.values.size() != x.rows() * x.columns()) {
     throw InvalidInput(fmt::format("{}: feature matrix holds {} values for {} rows x {} columns",
@@ -41,7 +41,7 @@ void check_training_data(const std::string& regressor, const FeatureMatrix& x,
 }
 
 void check_feature_names(const std::string& regressor, const std::vector<std::string>& expected,
-                         const FeatureMatrix& x) {
+                         const features::FeatureMatrix& x) {
   if (x.values.size() != x.rows() * x.columns()) {
     throw InvalidInput(fmt::format("{}: feature matrix holds {} values for {} rows x {} columns",
                                    regressor, x.values.size(), x.rows(), x.columns()));
@@ -126,4 +126,4 @@ std::vector<std::string> read_saved_model_header(const std::string& regressor,
   return names.get<std::vector<std::string>>();
 }
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace nnergy::predict {
+namespace nnergy::features {
 
 /// Rows of named numeric features, the input of every Regressor. Row-major; one row per
 /// (op, mode, device, clock, dtype). `families` holds each row's op family (the ONNX op type,
@@ -30,4 +30,4 @@ struct FeatureMatrix {
   FeatureMatrix select(std::span<const std::size_t> indices) const;
 };
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::features

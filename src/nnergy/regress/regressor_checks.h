@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "nnergy/predict/feature_matrix.h"
+#include "nnergy/features/feature_matrix.h"
 
 /// Input checks and the saved-model header shared by the Regressor implementations, so that
 /// every regressor rejects the same bad input with the same message.
-namespace nnergy::predict {
+namespace nnergy::regress {
 
 /// Version of the JSON written by the save() of the regressors in this library.
 inline constexpr int kRegressorFormatVersion = 1;
@@ -18,13 +18,13 @@ inline constexpr int kRegressorFormatVersion = 1;
 /// Throws InvalidInput naming `regressor` when `y` does not have one value per row of `x`, `x`
 /// has fewer than `min_rows` rows, a target is not positive and finite, or a feature is not
 /// finite (row and column named).
-void check_training_data(const std::string& regressor, const FeatureMatrix& x,
+void check_training_data(const std::string& regressor, const features::FeatureMatrix& x,
                          std::span<const double> y, std::size_t min_rows);
 
 /// Throws InvalidInput naming `regressor` and the first difference when the columns of `x` are
 /// not `expected` (same names, same order).
 void check_feature_names(const std::string& regressor, const std::vector<std::string>& expected,
-                         const FeatureMatrix& x);
+                         const features::FeatureMatrix& x);
 
 /// Throws InvalidInput naming `regressor` when `extra` is not an object or has a key outside
 /// `accepted` (a misspelt setting would otherwise be ignored silently).
@@ -49,4 +49,4 @@ std::vector<std::string> read_saved_model_header(const std::string& regressor,
 const nlohmann::json& saved_field(const std::string& regressor, const nlohmann::json& model,
                                   const std::string& key);
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

@@ -1,4 +1,4 @@
-#include "nnergy/predict/resnet_regressor.h"
+#include "nnergy/regress/resnet_regressor.h"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
@@ -9,10 +9,10 @@
 #include <utility>
 
 #include "nnergy/core/error.h"
-#include "nnergy/predict/regressor_checks.h"
-#include "nnergy/predict/torch_regressors.h"
+#include "nnergy/regress/regressor_checks.h"
+#include "nnergy/regress/torch_regressors.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 namespace {
 
 const std::string kRegressorName = "resnet";
@@ -305,7 +305,7 @@ std::vector<std::size_t> sequence_columns(
 }
 
 /// The transformed rows of `x` as a (rows, 1, sequence length) float tensor.
-torch::Tensor input_tensor(const FeatureMatrix& x,
+torch::Tensor input_tensor(const features::FeatureMatrix& x,
                            const std::vector<ResnetRegressor::ColumnTransform>& transforms) {
   const std::vector<std::size_t> columns = sequence_columns(transforms);
   const auto rows = static_cast<std::int64_t>(x.rows());
@@ -348,7 +348,7 @@ std::string ResnetRegressor::description() const {
          "z-score inputs, MC-dropout uncertainty";
 }
 
-void ResnetRegressor::fit(const FeatureMatrix& x, std::span<const double> y,
+void ResnetRegressor::fit(const features::FeatureMatrix& x, std::span<const double> y,
                           const FitOptions& options) {
   const Settings s = parse_settings(options.extra, defaults_);
   check_training_data(kRegressorName, x, y, 2);
@@ -469,7 +469,7 @@ void ResnetRegressor::fit(const FeatureMatrix& x, std::span<const double> y,
   network_ = std::move(network);
 }
 
-std::vector<Prediction> ResnetRegressor::predict(const FeatureMatrix& x) const {
+std::vector<Prediction> ResnetRegressor::predict(const features::FeatureMatrix& x) const {
   if (!network_) {
     throw InternalError(kRegressorName + ": predict() before fit() or load()");
   }
@@ -651,4 +651,4 @@ void register_torch_regressors(RegressorRegistry& registry) {
                [] { return std::make_unique<ResnetRegressor>(); });
 }
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

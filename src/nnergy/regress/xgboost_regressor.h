@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "nnergy/predict/regressor.h"
+#include "nnergy/regress/regressor.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 
 /// Tree ensembles through the XGBoost C API: a random forest ("forest") or gradient-boosted
 /// trees ("boost"), the predictors of seed 000 ch. 5.
@@ -70,8 +70,9 @@ class XgboostRegressor : public Regressor {
 
   std::string name() const override;
   std::string description() const override;
-  void fit(const FeatureMatrix& x, std::span<const double> y, const FitOptions& options) override;
-  std::vector<Prediction> predict(const FeatureMatrix& x) const override;
+  void fit(const features::FeatureMatrix& x, std::span<const double> y,
+           const FitOptions& options) override;
+  std::vector<Prediction> predict(const features::FeatureMatrix& x) const override;
   nlohmann::json save() const override;
   void load(const nlohmann::json& model) override;
   /// Total gain of each feature's splits (XGBoost "total_gain"), as shares summing to 1; only
@@ -91,4 +92,4 @@ class XgboostRegressor : public Regressor {
   std::unique_ptr<Model> model_;
 };
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

@@ -3,18 +3,17 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "nnergy/predict/feature_matrix.h"
+#include "nnergy/features/feature_matrix.h"
 
 /// Learned regressors (seed 000 ch. 5, seed 002, seed 004): one interface, a registry filled by
 /// an explicit call, and one conformance suite (tests/predict) run against every implementation.
-namespace nnergy::predict {
+namespace nnergy::regress {
 
 /// One predicted value with its uncertainty, in the unit of the target (s for time, W for power).
 struct Prediction {
@@ -30,9 +29,9 @@ struct FitOptions {
   nlohmann::json extra = nlohmann::json::object();
 };
 
-/// A model of one positive target (time per iteration or average power) from a FeatureMatrix.
-/// fit() may be called once; predict() and save() after fit() or load(). After fitting or
-/// loading, predict() is const and safe to call from several threads.
+/// A model of one positive target (time per iteration or average power) from a
+/// features::FeatureMatrix. fit() may be called once; predict() and save() after fit() or load().
+/// After fitting or loading, predict() is const and safe to call from several threads.
 class Regressor {
  public:
   virtual ~Regressor() = default;
@@ -45,12 +44,12 @@ class Regressor {
   /// Fits the model to (`x`, `y`). `y` holds positive, finite target values, one per row of `x`.
   /// Throws InvalidInput for mismatched sizes, too few rows for the model, or non-positive or
   /// non-finite targets.
-  virtual void fit(const FeatureMatrix& x, std::span<const double> y,
+  virtual void fit(const features::FeatureMatrix& x, std::span<const double> y,
                    const FitOptions& options) = 0;
 
   /// Predictions for every row of `x`, whose columns must be those the model was fitted on
   /// (same names, same order; InvalidInput naming the first difference otherwise).
-  virtual std::vector<Prediction> predict(const FeatureMatrix& x) const = 0;
+  virtual std::vector<Prediction> predict(const features::FeatureMatrix& x) const = 0;
 
   /// The fitted model as language-neutral JSON (coefficients, trees, weights: never pickles),
   /// including the feature names it expects.
@@ -92,4 +91,4 @@ class RegressorRegistry {
 /// Adds the regressors of this library: forest, boost, poly-lasso, hybrid, analytical.
 void register_standard_regressors(RegressorRegistry& registry);
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

@@ -1,7 +1,7 @@
 #include "nnergy/core/error.h"
-#include "nnergy/predict/regressor.h"
+#include "nnergy/regress/regressor.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 
 void RegressorRegistry::add(const std::string& name, std::string summary,
                             RegressorFactory factory) {
@@ -41,4 +41,4 @@ std::vector<std::pair<std::string, std::string>> RegressorRegistry::entries() co
   return out;
 }
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

@@ -1,10 +1,10 @@
-#include "nnergy/predict/feature_matrix.h"
+#include "nnergy/features/feature_matrix.h"
 
 #include <algorithm>
 
 #include "nnergy/core/error.h"
 
-namespace nnergy::predict {
+namespace nnergy::features {
 
 std::size_t FeatureMatrix::column(const std::string& name) const {
   const auto it = std::find(names.begin(), names.end(), name);
@@ -16,8 +16,8 @@ std::size_t FeatureMatrix::column(const std::string& name) const {
 
 void FeatureMatrix::add_row(std::span<const double> row, std::string family) {
   if (row.size() != columns()) {
-    throw InternalError("feature matrix: row of " + std::to_string(row.size()) +
-                        " values for " + std::to_string(columns()) + " columns");
+    throw InternalError("feature matrix: row of " + std::to_string(row.size()) + " values for " +
+                        std::to_string(columns()) + " columns");
   }
   values.insert(values.end(), row.begin(), row.end());
   families.push_back(std::move(family));
@@ -36,4 +36,4 @@ FeatureMatrix FeatureMatrix::select(std::span<const std::size_t> indices) const 
   return out;
 }
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::features

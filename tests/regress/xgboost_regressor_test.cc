@@ -1,4 +1,4 @@
-#include "nnergy/predict/xgboost_regressor.h"
+#include "nnergy/regress/xgboost_regressor.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include "nnergy/core/base64.h"
 #include "nnergy/core/error.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 namespace {
 
 using ::testing::HasSubstr;
@@ -25,7 +25,7 @@ constexpr double kHighLevel = 1e-2;  // s, a large convolution: three orders abo
 
 // Column "a" in [0, 1) drives the step at 0.5; column "b" is noise the model should ignore.
 // `noise` is the σ of a multiplicative log-normal noise on y.
-void step_data(std::size_t rows, double noise, std::uint64_t seed, FeatureMatrix& x,
+void step_data(std::size_t rows, double noise, std::uint64_t seed, features::FeatureMatrix& x,
                std::vector<double>& y) {
   x = {};
   x.names = {"a", "b"};
@@ -40,8 +40,8 @@ void step_data(std::size_t rows, double noise, std::uint64_t seed, FeatureMatrix
   }
 }
 
-FeatureMatrix probe(std::initializer_list<double> a) {
-  FeatureMatrix x;
+features::FeatureMatrix probe(std::initializer_list<double> a) {
+  features::FeatureMatrix x;
   x.names = {"a", "b"};
   for (const double value : a) x.add_row(std::vector<double>{value, 0.5}, "Step");
   return x;
@@ -58,7 +58,7 @@ FitOptions small(Kind kind) {
 class XgboostKindTest : public ::testing::TestWithParam<Kind> {};
 
 TEST_P(XgboostKindTest, RecoversAStepAcrossThreeOrdersOfMagnitude) {
-  FeatureMatrix x;
+  features::FeatureMatrix x;
   std::vector<double> y;
   step_data(200, 0, 1, x, y);
   XgboostRegressor regressor(GetParam());
@@ -72,7 +72,7 @@ TEST_P(XgboostKindTest, RecoversAStepAcrossThreeOrdersOfMagnitude) {
 }
 
 TEST_P(XgboostKindTest, ImportanceGoesToTheColumnThatMatters) {
-  FeatureMatrix x;
+  features::FeatureMatrix x;
   std::vector<double> y;
   step_data(200, 0.05, 2, x, y);
   XgboostRegressor regressor(GetParam());
@@ -87,7 +87,7 @@ TEST_P(XgboostKindTest, ImportanceGoesToTheColumnThatMatters) {
 }
 
 TEST_P(XgboostKindTest, SettingsAreAppliedSavedAndChecked) {
-  FeatureMatrix x;
+  features::FeatureMatrix x;
   std::vector<double> y;
   step_data(50, 0, 3, x, y);
   XgboostRegressor regressor(GetParam());
@@ -129,7 +129,7 @@ TEST_P(XgboostKindTest, SettingsAreAppliedSavedAndChecked) {
 }
 
 TEST_P(XgboostKindTest, ACorruptModelIsInvalidInput) {
-  FeatureMatrix x;
+  features::FeatureMatrix x;
   std::vector<double> y;
   step_data(50, 0, 4, x, y);
   XgboostRegressor regressor(GetParam());
@@ -196,7 +196,7 @@ TEST_P(XgboostKindTest, ACorruptModelIsInvalidInput) {
 }
 
 TEST_P(XgboostKindTest, UncertaintyGrowsWithNoise) {
-  FeatureMatrix x;
+  features::FeatureMatrix x;
   std::vector<double> y;
   XgboostRegressor quiet(GetParam());
   step_data(200, 0.01, 6, x, y);
@@ -218,7 +218,7 @@ INSTANTIATE_TEST_SUITE_P(Kinds, XgboostKindTest, ::testing::Values(Kind::kForest
                          });
 
 TEST(XgboostRegressorTest, ForestTreesAgreeOnNoiseFreeRows) {
-  FeatureMatrix x;
+  features::FeatureMatrix x;
   std::vector<double> y;
   step_data(200, 0, 5, x, y);
   XgboostRegressor forest(Kind::kForest);
@@ -229,7 +229,7 @@ TEST(XgboostRegressorTest, ForestTreesAgreeOnNoiseFreeRows) {
 }
 
 TEST(XgboostRegressorTest, NoBagsMeansNoUncertainty) {
-  FeatureMatrix x;
+  features::FeatureMatrix x;
   std::vector<double> y;
   step_data(100, 0.3, 7, x, y);
   XgboostRegressor boost(Kind::kBoost);
@@ -242,7 +242,7 @@ TEST(XgboostRegressorTest, NoBagsMeansNoUncertainty) {
 }
 
 TEST(XgboostRegressorTest, OtherSeedOtherForest) {
-  FeatureMatrix x;
+  features::FeatureMatrix x;
   std::vector<double> y;
   step_data(100, 0.3, 8, x, y);
   XgboostRegressor first(Kind::kForest);
@@ -255,4 +255,4 @@ TEST(XgboostRegressorTest, OtherSeedOtherForest) {
 }
 
 }  // namespace
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

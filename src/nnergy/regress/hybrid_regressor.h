@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "nnergy/predict/analytical_regressor.h"
-#include "nnergy/predict/regressor.h"
-#include "nnergy/predict/xgboost_regressor.h"
+#include "nnergy/regress/analytical_regressor.h"
+#include "nnergy/regress/regressor.h"
+#include "nnergy/regress/xgboost_regressor.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 
 /// The analytical estimate times a learned correction: ŷ = a · exp(c(x)), where a is the
 /// feature column analytical_time_s (target "time_s") or analytical_power_w (target
@@ -30,8 +30,9 @@ class HybridRegressor : public Regressor {
 
   std::string name() const override { return "hybrid"; }
   std::string description() const override;
-  void fit(const FeatureMatrix& x, std::span<const double> y, const FitOptions& options) override;
-  std::vector<Prediction> predict(const FeatureMatrix& x) const override;
+  void fit(const features::FeatureMatrix& x, std::span<const double> y,
+           const FitOptions& options) override;
+  std::vector<Prediction> predict(const features::FeatureMatrix& x) const override;
   nlohmann::json save() const override;
   void load(const nlohmann::json& model) override;
   /// The correction model's importances.
@@ -39,11 +40,11 @@ class HybridRegressor : public Regressor {
 
  private:
   /// The analytical column of every row; InvalidInput naming a row whose value is not positive.
-  std::vector<double> base_values(const FeatureMatrix& x) const;
+  std::vector<double> base_values(const features::FeatureMatrix& x) const;
 
   AnalyticalRegressor base_;
   XgboostRegressor correction_;
   std::vector<std::string> feature_names_;  ///< empty until fit() or load()
 };
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

@@ -1,13 +1,13 @@
-#include "nnergy/predict/hybrid_regressor.h"
+#include "nnergy/regress/hybrid_regressor.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
 #include "nnergy/core/error.h"
-#include "nnergy/predict/regressor_checks.h"
+#include "nnergy/regress/regressor_checks.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 
 namespace {
 
@@ -23,7 +23,7 @@ std::string HybridRegressor::description() const {
                      correction_.description());
 }
 
-std::vector<double> HybridRegressor::base_values(const FeatureMatrix& x) const {
+std::vector<double> HybridRegressor::base_values(const features::FeatureMatrix& x) const {
   const std::vector<Prediction> base = base_.predict(x);
   std::vector<double> out(base.size());
   for (std::size_t i = 0; i < base.size(); ++i) {
@@ -37,7 +37,7 @@ std::vector<double> HybridRegressor::base_values(const FeatureMatrix& x) const {
   return out;
 }
 
-void HybridRegressor::fit(const FeatureMatrix& x, std::span<const double> y,
+void HybridRegressor::fit(const features::FeatureMatrix& x, std::span<const double> y,
                           const FitOptions& options) {
   // The analytical part checks the data and finds the target's column; the correction checks
   // its own settings.
@@ -55,7 +55,7 @@ void HybridRegressor::fit(const FeatureMatrix& x, std::span<const double> y,
   feature_names_ = x.names;
 }
 
-std::vector<Prediction> HybridRegressor::predict(const FeatureMatrix& x) const {
+std::vector<Prediction> HybridRegressor::predict(const features::FeatureMatrix& x) const {
   if (feature_names_.empty()) {
     throw InternalError("hybrid regressor: predict() before fit() or load()");
   }
@@ -105,4 +105,4 @@ std::vector<std::pair<std::string, double>> HybridRegressor::feature_importance(
   return correction_.feature_importance();
 }
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

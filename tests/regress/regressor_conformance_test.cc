@@ -21,7 +21,7 @@
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/features/feature_encoder.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 namespace {
 
 // Every regressor must explain this much of the variance of held-out rows whose time is the
@@ -35,8 +35,8 @@ constexpr std::size_t kOps = 240;
 constexpr std::size_t kHoldOutEvery = 4;  // every 4th op is held out
 
 struct SyntheticData {
-  FeatureMatrix train;
-  FeatureMatrix test;
+  features::FeatureMatrix train;
+  features::FeatureMatrix test;
   std::vector<double> y_train;
   std::vector<double> y_test;
 };
@@ -121,7 +121,7 @@ const SyntheticData& synthetic() {
     std::normal_distribution<double> noise(0, kNoiseSigma);
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const bool test = i % kHoldOutEvery == 0;
-      FeatureMatrix& matrix = test ? out.test : out.train;
+      features::FeatureMatrix& matrix = test ? out.test : out.train;
       encoder.append(matrix, ops[i], context);
       const double y = matrix.row(matrix.rows() - 1)[analytical] * std::exp(noise(random));
       (test ? out.y_test : out.y_train).push_back(y);
@@ -181,7 +181,7 @@ TEST_P(RegressorConformance, HeldOutRowsAreAccurate) {
 }
 
 TEST_P(RegressorConformance, PredictionsArePositiveAndFinite) {
-  for (const FeatureMatrix* x : {&synthetic().train, &synthetic().test}) {
+  for (const features::FeatureMatrix* x : {&synthetic().train, &synthetic().test}) {
     for (const Prediction& p : fitted().predict(*x)) {
       EXPECT_TRUE(std::isfinite(p.value) && p.value > 0) << p.value;
       EXPECT_TRUE(std::isfinite(p.stddev) && p.stddev >= 0) << p.stddev;
@@ -216,16 +216,16 @@ TEST_P(RegressorConformance, SameSeedSameModel) {
 }
 
 TEST_P(RegressorConformance, OtherColumnsAreInvalidInput) {
-  const FeatureMatrix& test = synthetic().test;
-  FeatureMatrix renamed = test;
+  const features::FeatureMatrix& test = synthetic().test;
+  features::FeatureMatrix renamed = test;
   renamed.names.back() += "_renamed";
   EXPECT_THROW(fitted().predict(renamed), InvalidInput);
 
-  FeatureMatrix swapped = test;
+  features::FeatureMatrix swapped = test;
   std::swap(swapped.names[0], swapped.names[1]);
   EXPECT_THROW(fitted().predict(swapped), InvalidInput);
 
-  FeatureMatrix fewer;
+  features::FeatureMatrix fewer;
   fewer.names.assign(test.names.begin(), test.names.end() - 1);
   for (std::size_t i = 0; i < test.rows(); ++i) {
     const auto row = test.row(i);
@@ -235,7 +235,7 @@ TEST_P(RegressorConformance, OtherColumnsAreInvalidInput) {
 }
 
 TEST_P(RegressorConformance, BadTargetsAreInvalidInput) {
-  const FeatureMatrix& x = synthetic().train;
+  const features::FeatureMatrix& x = synthetic().train;
   const std::vector<double>& y = synthetic().y_train;
   const std::vector<double> shorter(y.begin(), y.end() - 1);
   EXPECT_THROW(fresh()->fit(x, shorter, options()), InvalidInput);
@@ -294,4 +294,4 @@ INSTANTIATE_TEST_SUITE_P(Registry, RegressorConformance, ::testing::ValuesIn(reg
                          test_name);
 
 }  // namespace
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

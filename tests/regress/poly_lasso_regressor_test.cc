@@ -1,4 +1,4 @@
-#include "nnergy/predict/poly_lasso_regressor.h"
+#include "nnergy/regress/poly_lasso_regressor.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 
 #include "nnergy/core/error.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 namespace {
 
 /// Noise-free data fitted by an exact polynomial: only rounding and the coordinate descent's
@@ -20,8 +20,8 @@ constexpr double kExactTolerance = 1e-3;
 double quadratic(double x) { return 2 + 3 * x - 0.5 * x * x; }
 
 /// Columns x, u1, u2 (u unrelated to y), all in family `family`.
-void add_rows(FeatureMatrix& m, std::vector<double>& y, const std::string& family, int count,
-              std::uint64_t seed, double (*truth)(double)) {
+void add_rows(features::FeatureMatrix& m, std::vector<double>& y, const std::string& family,
+              int count, std::uint64_t seed, double (*truth)(double)) {
   std::mt19937_64 random(seed);
   std::uniform_real_distribution<double> unit(0, 1);
   for (int i = 0; i < count; ++i) {
@@ -31,8 +31,8 @@ void add_rows(FeatureMatrix& m, std::vector<double>& y, const std::string& famil
   }
 }
 
-FeatureMatrix xu_matrix() {
-  FeatureMatrix m;
+features::FeatureMatrix xu_matrix() {
+  features::FeatureMatrix m;
   m.names = {"x", "u1", "u2"};
   return m;
 }
@@ -54,13 +54,13 @@ std::set<std::string> term_names(const PolyLassoRegressor::FamilyModel& model) {
 TEST(PolyLassoRegressor, InputsOutsideTheTrainingRangeAreClampedToIt) {
   // Fitted on x in [0, 3], the quadratic would give 2 + 300 − 5000 = −4698 at x = 100; clamped,
   // x = 100 is predicted as x = 3 and x = −50 as x = 0.
-  FeatureMatrix train = xu_matrix();
+  features::FeatureMatrix train = xu_matrix();
   std::vector<double> y;
   add_rows(train, y, "F", 200, 7, quadratic);
   PolyLassoRegressor regressor;
   regressor.fit(train, y, identity_options());
 
-  FeatureMatrix far = xu_matrix();
+  features::FeatureMatrix far = xu_matrix();
   far.add_row(std::vector<double>{100, 0.5, 5}, "F");
   far.add_row(std::vector<double>{-50, 0.5, 5}, "F");
   const std::vector<Prediction> predicted = regressor.predict(far);
@@ -73,7 +73,7 @@ TEST(PolyLassoRegressor, InputsOutsideTheTrainingRangeAreClampedToIt) {
 }
 
 TEST(PolyLassoRegressor, RecoversQuadraticSparselyAndCvPicksDegreeTwo) {
-  FeatureMatrix train = xu_matrix();
+  features::FeatureMatrix train = xu_matrix();
   std::vector<double> y;
   add_rows(train, y, "F", 200, 7, quadratic);
   PolyLassoRegressor regressor;
@@ -85,7 +85,7 @@ TEST(PolyLassoRegressor, RecoversQuadraticSparselyAndCvPicksDegreeTwo) {
   // Sparse: the unrelated u1, u2 and every product with them are dropped.
   EXPECT_EQ(term_names(*model), (std::set<std::string>{"x", "x^2"}));
 
-  FeatureMatrix test = xu_matrix();
+  features::FeatureMatrix test = xu_matrix();
   std::vector<double> expected;
   add_rows(test, expected, "F", 37, 99, quadratic);
   const std::vector<Prediction> predicted = regressor.predict(test);
@@ -101,7 +101,7 @@ TEST(PolyLassoRegressor, RecoversQuadraticSparselyAndCvPicksDegreeTwo) {
 }
 
 TEST(PolyLassoRegressor, OneModelPerFamilyAndPooledFallbackForSmallOrUnseenFamilies) {
-  FeatureMatrix train = xu_matrix();
+  features::FeatureMatrix train = xu_matrix();
   std::vector<double> y;
   add_rows(train, y, "Linear", 60, 1, [](double x) { return 1 + 2 * x; });
   add_rows(train, y, "Quadratic", 60, 2, [](double x) { return 1 + x * x; });
@@ -118,7 +118,7 @@ TEST(PolyLassoRegressor, OneModelPerFamilyAndPooledFallbackForSmallOrUnseenFamil
   EXPECT_EQ(regressor.family_model("Quadratic")->degree, 2);
   EXPECT_EQ(regressor.pooled_model().rows, 125u);
 
-  FeatureMatrix test = xu_matrix();
+  features::FeatureMatrix test = xu_matrix();
   test.add_row(std::vector<double>{1.5, 0.5, 5}, "Linear");
   test.add_row(std::vector<double>{1.5, 0.5, 5}, "Quadratic");
   test.add_row(std::vector<double>{1.5, 0.5, 5}, "Rare");
@@ -134,7 +134,7 @@ TEST(PolyLassoRegressor, OneModelPerFamilyAndPooledFallbackForSmallOrUnseenFamil
 TEST(PolyLassoRegressor, FamilyKeepsPooledModelWhenItsOwnCvErrorIsLarger) {
   // Both families follow log y = x + ε; the pooled model sees 10× the rows of family B and
   // predicts B's held-out rows better than a model of B's 12 rows alone.
-  FeatureMatrix train;
+  features::FeatureMatrix train;
   train.names = {"x"};
   std::vector<double> y;
   std::mt19937_64 random(3);
@@ -155,7 +155,7 @@ TEST(PolyLassoRegressor, FamilyKeepsPooledModelWhenItsOwnCvErrorIsLarger) {
 }
 
 TEST(PolyLassoRegressor, PowerTargetAddsLogTerms) {
-  FeatureMatrix train;
+  features::FeatureMatrix train;
   train.names = {"batch"};
   std::vector<double> y;
   for (int i = 0; i < 80; ++i) {
@@ -180,7 +180,7 @@ TEST(PolyLassoRegressor, LogTransformUncertaintyMatchesNoise) {
   // delta method gives stddev ≈ 0.1·y.
   constexpr double kNoise = 0.1;
   constexpr double kSigmaTolerance = 0.02;
-  FeatureMatrix train;
+  features::FeatureMatrix train;
   train.names = {"x", "log_x"};
   std::vector<double> y;
   std::mt19937_64 random(5);
@@ -200,7 +200,7 @@ TEST(PolyLassoRegressor, LogTransformUncertaintyMatchesNoise) {
 }
 
 TEST(PolyLassoRegressor, SaveLoadGivesIdenticalPredictions) {
-  FeatureMatrix train = xu_matrix();
+  features::FeatureMatrix train = xu_matrix();
   std::vector<double> y;
   add_rows(train, y, "A", 50, 11, [](double x) { return std::exp(x) + 0.3 * x * x * x; });
   add_rows(train, y, "B", 6, 12, [](double x) { return 1 + x; });
@@ -224,7 +224,7 @@ TEST(PolyLassoRegressor, SaveLoadGivesIdenticalPredictions) {
 }
 
 TEST(PolyLassoRegressor, RejectsBadOptionsDataAndModels) {
-  FeatureMatrix train = xu_matrix();
+  features::FeatureMatrix train = xu_matrix();
   std::vector<double> y;
   add_rows(train, y, "F", 40, 1, quadratic);
   const auto fit_with = [&](nlohmann::json extra) {
@@ -256,7 +256,7 @@ TEST(PolyLassoRegressor, RejectsBadOptionsDataAndModels) {
   EXPECT_FALSE(regressor.description().empty());  // before fit() too
 
   regressor.fit(train, y, FitOptions{});
-  FeatureMatrix renamed = train;
+  features::FeatureMatrix renamed = train;
   renamed.names[1] = "v1";
   EXPECT_THROW(regressor.predict(renamed), InvalidInput);
 
@@ -272,4 +272,4 @@ TEST(PolyLassoRegressor, RejectsBadOptionsDataAndModels) {
 }
 
 }  // namespace
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress

@@ -1,4 +1,4 @@
-#include "nnergy/predict/resnet_regressor.h"
+#include "nnergy/regress/resnet_regressor.h"
 
 #include <gtest/gtest.h>
 
@@ -10,9 +10,9 @@
 
 #include "nnergy/core/error.h"
 #include "nnergy/core/statistics.h"
-#include "nnergy/predict/torch_regressors.h"
+#include "nnergy/regress/torch_regressors.h"
 
-namespace nnergy::predict {
+namespace nnergy::regress {
 namespace {
 
 /// A short training is enough to explain this share of the variance of a smooth function.
@@ -30,7 +30,7 @@ ResnetRegressor::Settings small_settings() {
 }
 
 struct Data {
-  FeatureMatrix x;
+  features::FeatureMatrix x;
   std::vector<double> y;
 };
 
@@ -172,7 +172,7 @@ TEST(ResnetRegressor, BadSettingsAreInvalidInput) {
   EXPECT_THROW(fit_with({{"target", "energy_j"}}), InvalidInput);
   EXPECT_THROW(fit_with(nlohmann::json::array()), InvalidInput);
 
-  FeatureMatrix constant;
+  features::FeatureMatrix constant;
   constant.names = {"k"};
   for (int i = 0; i < 10; ++i) constant.add_row(std::vector<double>{1}, "Op");
   EXPECT_THROW(ResnetRegressor().fit(constant, std::vector<double>(10, 1.0), FitOptions{}),
@@ -204,4 +204,4 @@ TEST(ResnetRegressor, RegisteredWithTheSeedSettings) {
 }
 
 }  // namespace
-}  // namespace nnergy::predict
+}  // namespace nnergy::regress
