@@ -180,7 +180,7 @@ TEST(AccountRunBadInput, TraceWithoutTimeBaseNeedsAnOffset) {
       load_account_run(inputs, standard_readers(), false, SettingNames::kKeyword);
   bool keyword = false;
   for (const auto& w : from_python.warnings)
-    keyword |= w.find("assign it with power_devices={'synthetic': 'cpu'}") != std::string::npos;
+    keyword |= w.find("assign it with power_devices['synthetic']='cpu' (or gpu:N)") != std::string::npos;
   EXPECT_TRUE(keyword);
   inputs.explicit_offset_s.reset();
   try {

@@ -402,6 +402,19 @@ TEST(OnnxImporter, FixedBatchWhoseOutputWouldNotScaleIsRefused) {
               HasSubstr("output 'output' would be [1, 4] instead of scaling with the batch"));
 }
 
+TEST(OnnxImporter, AnUnboundSymbolicDimensionSaysHowToBindIt) {
+  OnnxBuilder b;
+  b.input("x", {std::string("batch"), std::string("seq"), 8}).output("y");
+  b.node("Relu", {"x"}, {"y"}, "/act/Relu");
+  EXPECT_THAT(message_of([&] { import_onnx_bytes(b.bytes(), "seq.onnx", DimBindings{}); }),
+              HasSubstr("seq.onnx: symbolic dimension 'seq' of 'x' is not bound; pass --dim "
+                        "seq=VALUE"));
+  DimBindings from_python;
+  from_python.names = SettingNames::kKeyword;
+  EXPECT_THAT(message_of([&] { import_onnx_bytes(b.bytes(), "seq.onnx", from_python); }),
+              HasSubstr("is not bound; pass dims['seq']=VALUE"));
+}
+
 TEST(OnnxImporter, FileDefaultsBindSymbolicDimensionsLeftUnbound) {
   OnnxBuilder b;
   b.input("x", {std::string("batch"), std::string("seq"), 8}).output("y");
@@ -410,7 +423,13 @@ TEST(OnnxImporter, FileDefaultsBindSymbolicDimensionsLeftUnbound) {
   const Network net = import_onnx_bytes(b.bytes(), "seq.onnx", DimBindings{});
   EXPECT_EQ(net.tensor(net.data_inputs().at(0)).shape, (Shape{1, 6, 8}));
   ASSERT_EQ(net.import_notes.size(), 1U);
-  EXPECT_THAT(net.import_notes[0], HasSubstr("'seq' bound to the file's default 6"));
+  EXPECT_THAT(net.import_notes[0],
+              HasSubstr("'seq' bound to the file's default 6 (--dim seq=N to change)"));
+  // Python callers read the setting as they pass it.
+  DimBindings from_python;
+  from_python.names = SettingNames::kKeyword;
+  EXPECT_THAT(import_onnx_bytes(b.bytes(), "seq.onnx", from_python).import_notes.at(0),
+              HasSubstr("(dims['seq']=N to change)"));
   DimBindings bindings;
   bindings.named["seq"] = 10;
   EXPECT_EQ(import_onnx_bytes(b.bytes(), "seq.onnx", bindings).tensor(0).shape, (Shape{1, 10, 8}));

@@ -179,9 +179,8 @@ AccountRun load_account_run(const AccountInputs& inputs, const TraceReaderRegist
         run.warnings.push_back(
             path.string() + ": power source '" + trace.info.id + "' (kind " + trace.info.kind +
             ") is not assigned to a device and is left out; assign it with " +
-            (names == SettingNames::kFlag
-                 ? "--power-device " + trace.info.id + "=cpu (or gpu:N)"
-                 : "power_devices={'" + trace.info.id + "': 'cpu'} (or 'gpu:N')"));
+            setting_entry(names, "power_devices", "power_device", trace.info.id, "cpu", true) +
+            " (or gpu:N)");
         continue;
       }
       by_device[device].push_back(std::move(trace));

@@ -114,9 +114,10 @@ void bind_symbols(onnx::ModelProto& model, const std::string& source,
       seen.insert(name);
       auto it = resolved.find(name);
       if (it == resolved.end()) {
-        throw InvalidInput(source + ": symbolic dimension '" + name + "' of '" + input.name() +
-                           "' is not bound; pass --dim " + (name.empty() ? "NAME" : name) +
-                           "=VALUE");
+        throw InvalidInput(
+            source + ": symbolic dimension '" + name + "' of '" + input.name() +
+            "' is not bound; pass " +
+            setting_entry(bindings.names, "dims", "dim", name.empty() ? "NAME" : name, "VALUE"));
       }
       dim.set_dim_value(it->second);
     }
@@ -380,9 +381,9 @@ PreparedModel prepare_model(const onnx::ModelProto& model, const std::string& so
   prepared.batch = batch;
   for (const auto& [name, value] : defaults) {
     if (bindings.named.count(name) == 0) {
-      prepared.notes.push_back(fmt::format(
-          "symbolic dimension '{}' bound to the file's default {} (--dim {}=N to change)", name,
-          value, name));
+      prepared.notes.push_back(
+          fmt::format("symbolic dimension '{}' bound to the file's default {} ({} to change)", name,
+                      value, setting_entry(bindings.names, "dims", "dim", name, "N")));
     }
   }
   return prepared;
