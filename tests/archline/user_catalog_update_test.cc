@@ -70,7 +70,17 @@ TEST_F(UserCatalogUpdate, RejectsAnUnknownBaseDevice) {
     save_fitted_device(user, "lab-gpu", {fp32(6, 90, 95)}, builtin(), std::nullopt);
     FAIL() << "expected InvalidInput";
   } catch (const InvalidInput& e) {
-    EXPECT_NE(std::string(e.what()).find("--base-device"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--save-device lab-gpu: 'lab-gpu' is neither"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("give --base-device ID"), std::string::npos) << e.what();
+  }
+  try {
+    save_fitted_device(user, "lab-gpu", {fp32(6, 90, 95)}, builtin(), std::nullopt,
+                       SettingNames::kKeyword);
+    FAIL() << "expected InvalidInput";
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("give base_device=ID"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(fs::exists(user));
 }

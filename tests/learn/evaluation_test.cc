@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "learn_fixture.h"
 #include "nnergy/core/error.h"
@@ -152,6 +153,20 @@ TEST_F(EvaluationTest, BadSplitsNameTheFlag) {
   settings_.folds = 4;
   settings_.test_fraction = 1.0;
   EXPECT_THROW(assign_splits(table_, settings_), InvalidInput);
+  // A caller that names settings as keywords reads them so.
+  settings_.names = SettingNames::kKeyword;
+  for (const auto& [folds, fraction, expected] :
+       {std::tuple{4, 1.0, "test_fraction=1: expected a share in [0, 1)"},
+        std::tuple{50, 0.2, "folds=50: the dataset"}}) {
+    settings_.folds = static_cast<std::size_t>(folds);
+    settings_.test_fraction = fraction;
+    try {
+      assign_splits(table_, settings_);
+      ADD_FAILURE() << "expected InvalidInput for " << expected;
+    } catch (const InvalidInput& e) {
+      EXPECT_THAT(e.what(), HasSubstr(expected));
+    }
+  }
 }
 
 TEST_F(EvaluationTest, ForestOnSyntheticTimesScoresWellAndSumsHeldOutNetworks) {

@@ -25,8 +25,9 @@ ArchlineModel ArchlineModel::from_device(const device::DeviceSpec& device,
                                          device::Precision precision) {
   const std::optional<double> peak = device.peak(precision);
   if (!peak) {
-    throw InvalidInput("--precision " + std::string(device::to_string(precision)) + ": device '" +
-                       device.id + "' has no peak for this precision");
+    throw InvalidInput("device '" + device.id + "' has no " +
+                       std::string(device::to_string(precision)) +
+                       " peak in the catalog; choose a precision it has (see `nnergy devices`)");
   }
   const device::ArchlineParameters a = device.archline_for(precision);
   ArchlineModel m;

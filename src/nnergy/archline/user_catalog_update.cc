@@ -8,6 +8,7 @@
 
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/setting_name.h"
 #include "nnergy/device/device_catalog.h"
 
 namespace nnergy::archline {
@@ -62,11 +63,11 @@ ordered_json* find_entry(ordered_json& root, const std::string& key) {
 void save_fitted_device(const std::filesystem::path& user_catalog, const std::string& name,
                         const std::vector<FittedParameters>& fits,
                         const std::filesystem::path& builtin_catalog,
-                        const std::optional<std::string>& base_device) {
+                        const std::optional<std::string>& base_device, SettingNames names) {
   const std::string id = lower(name);
   if (id.empty() || id.find_first_of(" \t\n,") != std::string::npos) {
-    throw InvalidInput("--save-device '" + name +
-                       "': expected a device id without spaces or commas");
+    throw InvalidInput(setting_with_value(names, "save_device", "'" + name + "'") +
+                       ": expected a device id without spaces or commas");
   }
   std::error_code ec;
   ordered_json root = std::filesystem::exists(user_catalog, ec)
@@ -81,10 +82,12 @@ void save_fitted_device(const std::filesystem::path& user_catalog, const std::st
     const ordered_json* found = find_entry(root, base);
     if (found == nullptr) found = find_entry(builtin, base);
     if (found == nullptr) {
-      throw InvalidInput("--save-device " + name + ": '" + base +
+      throw InvalidInput(setting_with_value(names, "save_device", name) + ": '" + base +
                          "' is neither in the user catalog " + user_catalog.string() +
-                         " nor in the built-in catalog; give --base-device ID, a catalog device "
-                         "whose peaks, clocks and power limits the new entry copies");
+                         " nor in the built-in catalog; give " +
+                         setting_with_value(names, "base_device", "ID") +
+                         ", a catalog device whose peaks, clocks and power limits the new entry "
+                         "copies");
     }
     ordered_json copy = *found;
     // The base's efficiencies are the catalog's estimates: without them, the new device takes
@@ -123,7 +126,7 @@ void save_fitted_device(const std::filesystem::path& user_catalog, const std::st
   if (user_catalog.has_parent_path()) {
     std::filesystem::create_directories(user_catalog.parent_path(), ignored);
   }
-  write_file_atomically(user_catalog, text, "--save-device");
+  write_file_atomically(user_catalog, text, setting_name(names, "save_device"));
 }
 
 }  // namespace nnergy::archline

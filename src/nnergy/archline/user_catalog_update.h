@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "nnergy/core/setting_name.h"
 #include "nnergy/device/precision.h"
 
 namespace nnergy::archline {
@@ -23,10 +24,12 @@ struct FittedParameters {
 /// file yet, the new entry copies device `base_device` (default: `name` itself) from the user
 /// catalog or the built-in catalog `builtin_catalog`, so peaks, clocks and limits come with it.
 /// The result is validated with the catalog loader before it replaces the file atomically.
-/// Throws InvalidInput naming the flag (--save-device, --base-device) and the file.
+/// Throws InvalidInput naming the setting (save_device, base_device, as `names` spells them) and
+/// the file.
 void save_fitted_device(const std::filesystem::path& user_catalog, const std::string& name,
                         const std::vector<FittedParameters>& fits,
                         const std::filesystem::path& builtin_catalog,
-                        const std::optional<std::string>& base_device);
+                        const std::optional<std::string>& base_device,
+                        SettingNames names = SettingNames::kFlag);
 
 }  // namespace nnergy::archline

@@ -13,6 +13,7 @@
 
 #include "nnergy/core/csv.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/setting_name.h"
 #include "nnergy/core/statistics.h"
 #include "nnergy/learn/regressor_settings.h"
 
@@ -295,15 +296,14 @@ TargetScores score_target(const TrainingTable& table, const SplitAssignment& spl
 }  // namespace
 
 std::vector<int> assign_folds(const std::vector<std::string>& row_signatures, std::size_t folds,
-                              std::uint64_t seed) {
+                              std::uint64_t seed, SettingNames names) {
   const std::vector<std::string> order = shuffled_signatures(row_signatures, seed);
-  if (folds < 2) {
-    throw InvalidInput(fmt::format("--folds {}: expected at least 2 folds", folds));
-  }
+  const std::string given = setting_with_value(names, "folds", std::to_string(folds));
+  if (folds < 2) throw InvalidInput(given + ": expected at least 2 folds");
   if (order.size() < folds) {
-    throw InvalidInput(fmt::format(
-        "--folds {}: only {} unique ops ({} rows) to split; need at least one op per fold", folds,
-        order.size(), row_signatures.size()));
+    throw InvalidInput(
+        fmt::format("{}: only {} unique ops ({} rows) to split; need at least one op per fold",
+                    given, order.size(), row_signatures.size()));
   }
   std::map<std::string, int> fold_of;
   for (std::size_t i = 0; i < order.size(); ++i) {
@@ -316,13 +316,15 @@ std::vector<int> assign_folds(const std::vector<std::string>& row_signatures, st
 }
 
 SplitAssignment assign_splits(const TrainingTable& table, const EvaluationSettings& settings) {
+  const SettingNames names = settings.names;
   if (!(settings.test_fraction >= 0 && settings.test_fraction < 1)) {
     throw InvalidInput(
-        fmt::format("--test-fraction {:g}: expected a share in [0, 1)", settings.test_fraction));
+        setting_with_value(names, "test_fraction", fmt::format("{:g}", settings.test_fraction)) +
+        ": expected a share in [0, 1)");
   }
-  if (settings.folds < 2) {
-    throw InvalidInput(fmt::format("--folds {}: expected at least 2 folds", settings.folds));
-  }
+  const std::string folds_given =
+      setting_with_value(names, "folds", std::to_string(settings.folds));
+  if (settings.folds < 2) throw InvalidInput(folds_given + ": expected at least 2 folds");
   std::vector<std::string> row_signatures;
   for (const TrainingRow& row : table.rows) row_signatures.push_back(row.signature);
   // The seed's first stream picks the test ops; the folds use seed + 1 so that they do not
@@ -344,12 +346,13 @@ SplitAssignment assign_splits(const TrainingTable& table, const EvaluationSettin
   }
   if (order.size() - test_ops.size() < settings.folds) {
     throw InvalidInput(fmt::format(
-        "--folds {}: the dataset {} has {} unique ops ({} rows); after the {:g} % test split "
+        "{}: the dataset {} has {} unique ops ({} rows); after the {:g} % test split "
         "{} ops ({} rows) are left for cross-validation, fewer than one op per fold",
-        settings.folds, table.dataset_path, order.size(), table.rows.size(),
+        folds_given, table.dataset_path, order.size(), table.rows.size(),
         100 * settings.test_fraction, order.size() - test_ops.size(), train_signatures.size()));
   }
-  const std::vector<int> folds = assign_folds(train_signatures, settings.folds, settings.seed + 1);
+  const std::vector<int> folds =
+      assign_folds(train_signatures, settings.folds, settings.seed + 1, names);
   std::size_t next = 0;
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
     s.fold.push_back(s.test[i] ? -1 : folds[next++]);
@@ -364,11 +367,12 @@ SplitAssignment assign_splits(const TrainingTable& table, const EvaluationSettin
       for (const auto& [signature, count] : n.op_counts) holdout_ops.insert(signature);
     }
     if (!found) {
-      std::vector<std::string> names;
-      for (const dataset::NetworkRecord& n : table.networks) names.push_back(n.name);
-      throw InvalidInput(fmt::format(
-          "--holdout-networks: '{}' is not a network of {}; it has: {}", name, table.dataset_path,
-          names.empty() ? std::string("none") : join_with_commas(names)));
+      std::vector<std::string> networks;
+      for (const dataset::NetworkRecord& n : table.networks) networks.push_back(n.name);
+      throw InvalidInput(
+          fmt::format("{}: '{}' is not a network of {}; it has: {}",
+                      setting_name(names, "holdout_networks"), name, table.dataset_path,
+                      networks.empty() ? std::string("none") : join_with_commas(networks)));
     }
   }
   std::set<std::string> held_measured;
@@ -385,13 +389,15 @@ SplitAssignment assign_splits(const TrainingTable& table, const EvaluationSettin
   s.holdout_ops = held_measured.size();
   if (!settings.holdout_networks.empty() && kept_rows == 0) {
     throw InvalidInput(fmt::format(
-        "--holdout-networks {}: every op of {} occurs in them; nothing is left to train on",
-        join_with_commas(settings.holdout_networks), table.dataset_path));
+        "{}: every op of {} occurs in them; nothing is left to train on",
+        setting_with_value(names, "holdout_networks", join_with_commas(settings.holdout_networks)),
+        table.dataset_path));
   }
   if (!settings.holdout_networks.empty() && held_measured.empty()) {
-    throw InvalidInput(fmt::format("--holdout-networks {}: none of their ops is measured in {}",
-                                   join_with_commas(settings.holdout_networks),
-                                   table.dataset_path));
+    throw InvalidInput(fmt::format(
+        "{}: none of their ops is measured in {}",
+        setting_with_value(names, "holdout_networks", join_with_commas(settings.holdout_networks)),
+        table.dataset_path));
   }
   return s;
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "nnergy/core/progress.h"
+#include "nnergy/core/setting_name.h"
 #include "nnergy/dataset/dataset_store.h"
 #include "nnergy/learn/fit_metrics.h"
 #include "nnergy/learn/training_table.h"
@@ -31,6 +32,8 @@ struct EvaluationSettings {
   /// Told the regressor fits evaluate_predictor has done, of all it will do (the same total for
   /// every regressor on one table and split); empty: not told.
   ProgressCallback progress;
+  /// How messages name folds, test_fraction and holdout_networks (flags for the CLI).
+  SettingNames names = SettingNames::kFlag;
 };
 
 /// Which split every row of a TrainingTable belongs to. Splits are by unique op signature: all
@@ -50,7 +53,7 @@ struct SplitAssignment {
 /// fold. Rows with the same signature get the same fold. Throws InvalidInput when there are
 /// fewer distinct signatures than folds or folds < 2.
 std::vector<int> assign_folds(const std::vector<std::string>& row_signatures, std::size_t folds,
-                              std::uint64_t seed);
+                              std::uint64_t seed, SettingNames names = SettingNames::kFlag);
 
 /// The test split (the first test_fraction of the shuffled ops), the folds of the remaining ops
 /// and the hold-out flags. Throws InvalidInput for a test fraction outside [0, 1), too few ops

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/setting_name.h"
 
 namespace nnergy::learn {
 
@@ -36,13 +37,13 @@ const device::DeviceSpec* match_by_name(const device::DeviceCatalog& catalog,
 DeviceResolution resolve_device(const device::DeviceCatalog& catalog,
                                 const dataset::DeviceRecord& record,
                                 const std::optional<std::string>& device_id,
-                                const std::string& db_path) {
+                                const std::string& db_path, SettingNames names) {
   DeviceResolution r;
   r.dataset_name = record.name;
   r.dataset_kind = record.kind;
   if (device_id) {
     r.catalog_id = catalog.find(*device_id).id;
-    r.how = "--device " + *device_id;
+    r.how = setting_with_value(names, "device", *device_id);
     return r;
   }
   if (const device::DeviceSpec* d = match_by_name(catalog, record.name)) {
@@ -61,9 +62,9 @@ DeviceResolution resolve_device(const device::DeviceCatalog& catalog,
     return r;
   }
   throw InvalidInput(fmt::format(
-      "{}: dataset device '{}' (kind {}) is not in the device catalog; pass --device ID with the "
+      "{}: dataset device '{}' (kind {}) is not in the device catalog; pass {} with the "
       "catalog device it is (see `nnergy devices`)",
-      db_path, record.name, record.kind));
+      db_path, record.name, record.kind, setting_with_value(names, "device", "ID")));
 }
 
 }  // namespace
@@ -119,9 +120,10 @@ std::string fnv1a_64_file_digest(const std::string& path) {
 }
 
 TrainingTable build_training_table(const std::string& db_path, const device::DeviceCatalog& catalog,
-                                   const std::optional<std::string>& device_id) {
+                                   const std::optional<std::string>& device_id,
+                                   SettingNames names) {
   if (!std::filesystem::is_regular_file(db_path)) {
-    throw InvalidInput(fmt::format("--db {}: no such dataset file", db_path));
+    throw InvalidInput(setting_with_value(names, "db", db_path) + ": no such dataset file");
   }
   const dataset::DatasetStore store =
       dataset::DatasetStore::open(db_path, dataset::OpenMode::kReadOnly);
@@ -137,13 +139,13 @@ TrainingTable build_training_table(const std::string& db_path, const device::Dev
   }
   const std::vector<dataset::DeviceRecord> devices = store.devices();
   if (measured_devices.size() > 1) {
-    std::vector<std::string> names;
+    std::vector<std::string> device_names;
     for (const dataset::DeviceRecord& d : devices) {
-      if (measured_devices.count(d.id) != 0) names.push_back(d.name);
+      if (measured_devices.count(d.id) != 0) device_names.push_back(d.name);
     }
     throw InvalidInput(fmt::format(
         "{}: op measurements of {} devices ({}); a model is trained on one device's dataset",
-        db_path, measured_devices.size(), join_with_commas(names)));
+        db_path, measured_devices.size(), join_with_commas(device_names)));
   }
   const std::int64_t device_row = *measured_devices.begin();
   const auto record =
@@ -155,7 +157,7 @@ TrainingTable build_training_table(const std::string& db_path, const device::Dev
                     "devices table",
                     db_path, device_row));
   }
-  table.device_resolution = resolve_device(catalog, *record, device_id, db_path);
+  table.device_resolution = resolve_device(catalog, *record, device_id, db_path, names);
   table.device = catalog.find(table.device_resolution.catalog_id);
 
   std::map<std::string, dataset::OpRecord> ops;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "nnergy/core/setting_name.h"
 #include "nnergy/dataset/dataset_store.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/device/device_spec.h"
@@ -86,8 +87,10 @@ struct TrainingTable {
 /// ops. Throws InvalidInput naming the file for a missing or malformed dataset, a dataset with
 /// no usable measurement, several devices, or a device that cannot be matched (telling the user
 /// to pass --device).
+/// `names`: how messages name the db and device settings (flags for the CLI).
 TrainingTable build_training_table(const std::string& db_path, const device::DeviceCatalog& catalog,
-                                   const std::optional<std::string>& device_id);
+                                   const std::optional<std::string>& device_id,
+                                   SettingNames names = SettingNames::kFlag);
 
 /// FNV-1a 64 of the bytes of the file at `path`, as 16 lowercase hex digits. Throws InvalidInput
 /// naming the file when it cannot be read.
