@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <utility>
 
 #include "nnergy/account/footprint.h"
 #include "nnergy/core/error.h"
@@ -180,7 +181,8 @@ TEST(AccountRunBadInput, TraceWithoutTimeBaseNeedsAnOffset) {
       load_account_run(inputs, standard_readers(), false, SettingNames::kKeyword);
   bool keyword = false;
   for (const auto& w : from_python.warnings)
-    keyword |= w.find("assign it with power_devices['synthetic']='cpu' (or gpu:N)") != std::string::npos;
+    keyword |=
+        w.find("assign it with power_devices['synthetic']='cpu' (or gpu:N)") != std::string::npos;
   EXPECT_TRUE(keyword);
   inputs.explicit_offset_s.reset();
   try {
@@ -226,6 +228,16 @@ TEST(AccountRunBadInput, EmptyPowerTraceAndBadSession) {
   inputs.explicit_offset_s = 0.0;
   EXPECT_THROW(load_account_run(inputs, standard_readers(), false), InvalidInput);
   EXPECT_THROW(read_session_directory(dir), InvalidInput);  // no session.json
+  for (const auto& [names, alternative] :
+       {std::pair{SettingNames::kFlag, "(or pass --trace and --power)"},
+        std::pair{SettingNames::kKeyword, "(or pass trace_files and power_files)"}}) {
+    try {
+      read_session_directory(dir, names);
+      ADD_FAILURE() << "no exception";
+    } catch (const InvalidInput& e) {
+      EXPECT_THAT(e.what(), HasSubstr(alternative));
+    }
+  }
   write(dir / "session.json", R"({"format_version": 2})");
   try {
     read_session_directory(dir);

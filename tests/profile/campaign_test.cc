@@ -93,6 +93,27 @@ TEST_F(CampaignTest, InvalidOptionsAreRejected) {
   EXPECT_THROW(plan_campaign(o, nullptr, 0), InvalidInput);
 }
 
+TEST_F(CampaignTest, RejectionsNameTheSettingAsTheCallerSpellsIt) {
+  const auto message = [](const CampaignOptions& o) {
+    try {
+      check_options(o);
+    } catch (const InvalidInput& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  CampaignOptions o = small_options();
+  o.repeats = 0;
+  EXPECT_EQ(message(o), "--repeats 0: expected an integer >= 1");
+  o.names = SettingNames::kKeyword;
+  EXPECT_EQ(message(o), "repeats=0: expected an integer >= 1");
+  o = small_options();
+  o.tf32 = true;
+  EXPECT_EQ(message(o), "--tf32: TF32 is a mode of NVIDIA tensor cores; not on --device cpu");
+  o.names = SettingNames::kKeyword;
+  EXPECT_EQ(message(o), "tf32: TF32 is a mode of NVIDIA tensor cores; not on device=cpu");
+}
+
 TEST_F(CampaignTest, EachClockIsSetOnceBeforeItsMeasurements) {
   CampaignOptions o = small_options();
   o.modes = {Mode::kInference};

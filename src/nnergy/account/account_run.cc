@@ -25,13 +25,15 @@ double timeline_energy_j(const PowerTimeline& timeline, bool interpolate) {
 
 }  // namespace
 
-AccountInputs read_session_directory(const std::filesystem::path& directory) {
+AccountInputs read_session_directory(const std::filesystem::path& directory, SettingNames names) {
   const std::filesystem::path file = directory / "session.json";
   std::ifstream in(file);
   if (!in) {
     throw InvalidInput(file.string() +
                        ": expected a session file written by nnergy_torch.session, found none "
-                       "(or pass --trace and --power)");
+                       "(or pass " +
+                       setting_name(names, "trace_files", "trace") + " and " +
+                       setting_name(names, "power_files", "power") + ")");
   }
   nlohmann::json session;
   try {

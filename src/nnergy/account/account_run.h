@@ -30,8 +30,10 @@ struct AccountInputs {
 
 /// Reads RUN/session.json (written by nnergy_torch.session): format_version 1, trace_file,
 /// power_file (relative to RUN), trace_epoch_offset_s, power_devices {source id: device}.
-/// Throws InvalidInput naming the file and key for a missing directory, file or key.
-AccountInputs read_session_directory(const std::filesystem::path& directory);
+/// Throws InvalidInput naming the file and key for a missing directory, file or key (and the
+/// trace and power settings, as `names` spells them, to give instead of a session).
+AccountInputs read_session_directory(const std::filesystem::path& directory,
+                                     SettingNames names = SettingNames::kFlag);
 
 /// The device a power source measures: `source_devices` first; then kind "gpu" → "gpu:N" (N from
 /// the id's last ':' field), kinds "cpu-package" and "dram" → "cpu"; anything else (synthetic,

@@ -76,7 +76,7 @@ std::vector<account::AccountInputs> inputs_of(const AccountRequest& r) {
                                     name(r, "json_file", "output")
                               : std::string()));
     }
-    account::AccountInputs inputs = account::read_session_directory(run);
+    account::AccountInputs inputs = account::read_session_directory(run, r.names);
     for (const auto& t : r.trace_files) inputs.trace_files.push_back(t);
     for (const auto& p : r.power_files) inputs.power_files.push_back(p);
     all.push_back(std::move(inputs));

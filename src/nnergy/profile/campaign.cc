@@ -10,8 +10,10 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/setting_name.h"
 #include "nnergy/core/text.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/graph/op_signature.h"
@@ -130,39 +132,48 @@ std::vector<Mode> parse_modes(const std::string& text, const std::string& flag) 
 }
 
 void check_options(const CampaignOptions& options) {
-  if (options.models.empty()) throw InvalidInput("--models: expected at least one model");
+  const SettingNames names = options.names;
+  const auto given = [&](std::string_view setting, const auto& value) {
+    return setting_with_value(names, setting, fmt::format("{}", value));
+  };
+  const std::string models = setting_name(names, "models");
+  if (options.models.empty()) throw InvalidInput(models + ": expected at least one model");
   for (const std::string& m : options.models) {
-    if (m.empty()) throw InvalidInput("--models: empty model name in the list");
+    if (m.empty()) throw InvalidInput(models + ": empty model name in the list");
   }
-  if (options.modes.empty()) throw InvalidInput("--modes: expected at least one mode");
-  if (options.batch < 1) {
-    throw InvalidInput(fmt::format("--batch {}: expected a positive integer", options.batch));
+  if (options.modes.empty()) {
+    throw InvalidInput(setting_name(names, "modes") + ": expected at least one mode");
   }
+  if (options.batch < 1)
+    throw InvalidInput(given("batch", options.batch) + ": expected a positive integer");
   if (!(options.min_time_s > 0)) {
-    throw InvalidInput(
-        fmt::format("--min-time-s {}: expected a duration > 0 s", options.min_time_s));
+    throw InvalidInput(given("min_time_s", options.min_time_s) + ": expected a duration > 0 s");
   }
   if (options.repeats < 1) {
-    throw InvalidInput(fmt::format("--repeats {}: expected an integer >= 1", options.repeats));
+    throw InvalidInput(given("repeats", options.repeats) + ": expected an integer >= 1");
   }
+  const std::string on_cpu = given("device", "cpu");
   if (options.cuda_device < 0 && options.dtype == graph::DataType::kFloat16) {
-    throw InvalidInput(
-        "--dtype fp16: runs on CUDA only (LibTorch's CPU half-precision kernels are "
-        "reference code); use fp32 or bf16 on --device cpu");
+    throw InvalidInput(given("dtype", "fp16") +
+                       ": runs on CUDA only (LibTorch's CPU half-precision kernels are "
+                       "reference code); use fp32 or bf16 on " +
+                       on_cpu);
   }
+  const std::string tf32 = setting_name(names, "tf32");
   if (options.tf32 && options.cuda_device < 0) {
-    throw InvalidInput("--tf32: TF32 is a mode of NVIDIA tensor cores; not on --device cpu");
+    throw InvalidInput(tf32 + ": TF32 is a mode of NVIDIA tensor cores; not on " + on_cpu);
   }
   if (options.tf32 && options.dtype != graph::DataType::kFloat32) {
-    throw InvalidInput(fmt::format("--tf32 with --dtype {}: TF32 applies to fp32 only",
-                                   graph::to_string(options.dtype)));
+    throw InvalidInput(tf32 + " with " + given("dtype", graph::to_string(options.dtype)) +
+                       ": TF32 applies to fp32 only");
   }
-  if (options.clocks_mhz.empty()) throw InvalidInput("--clocks-mhz: expected at least one clock");
+  const std::string clocks_name = setting_name(names, "clocks_mhz");
+  if (options.clocks_mhz.empty()) throw InvalidInput(clocks_name + ": expected at least one clock");
   std::set<std::int64_t> clocks;
   for (std::int64_t c : options.clocks_mhz) {
-    if (c < 0) throw InvalidInput(fmt::format("--clocks-mhz {}: expected MHz >= 0", c));
+    if (c < 0) throw InvalidInput(given("clocks_mhz", c) + ": expected MHz >= 0");
     if (!clocks.insert(c).second) {
-      throw InvalidInput(fmt::format("--clocks-mhz: clock {} MHz given twice", c));
+      throw InvalidInput(fmt::format("{}: clock {} MHz given twice", clocks_name, c));
     }
   }
 }

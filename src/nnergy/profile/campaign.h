@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "nnergy/core/setting_name.h"
 #include "nnergy/dataset/dataset_store.h"
 #include "nnergy/dataset/measurement_key.h"
 #include "nnergy/graph/data_type.h"
@@ -47,6 +48,8 @@ struct CampaignOptions {
   /// Also measure each whole network (OpRunner::build_network), after its operations, for the
   /// validation of seed 000 §6.1.
   bool measure_networks = false;
+  /// How messages name these settings (flags for the CLI, keywords for Python).
+  SettingNames names = SettingNames::kFlag;
 };
 
 /// One (op, mode) measurement a campaign will take.
