@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <functional>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "nnergy/core/base64.h"
 #include "nnergy/core/error.h"
@@ -181,6 +185,34 @@ TEST_P(XgboostKindTest, ACorruptModelIsInvalidInput) {
   expect_malformed(std::string("[$Z#L") + std::string("\x40\0\0\0\0\0\0\0", 8), "2^62 nulls");
   expect_malformed(std::string("[#i\x05") + "i\x01", "five elements announced, one present");
   expect_malformed(ubj + "Z", "a second value after the model");
+
+  // Well-formed UBJSON whose trees XGBoost 1.7 would index out of bounds (a parent past the last
+  // node made RegTree::LoadModel read outside the tree; fuzz/model_file found it).
+  const nlohmann::json model = nlohmann::json::from_ubjson(ubj);
+  auto expect_inconsistent = [&](const std::function<void(nlohmann::json&)>& edit,
+                                 const std::string& why) {
+    nlohmann::json changed = model;
+    nlohmann::json* tree = &changed["learner"]["gradient_booster"]["model"]["trees"][0];
+    edit(*tree);
+    nlohmann::json bad = undigested;
+    bad[field] = base64::encode([&] {
+      const std::vector<std::uint8_t> v = nlohmann::json::to_ubjson(changed);
+      return std::string(v.begin(), v.end());
+    }());
+    try {
+      XgboostRegressor(GetParam()).load(bad);
+      ADD_FAILURE() << "loaded an inconsistent tree: " << why;
+    } catch (const InvalidInput& e) {
+      EXPECT_THAT(e.what(), HasSubstr("is not a consistent XGBoost model")) << why;
+    }
+  };
+  ASSERT_GE(model["learner"]["gradient_booster"]["model"]["trees"][0]["parents"].size(), 3U);
+  expect_inconsistent([](nlohmann::json& t) { t["parents"][2] = 524290; }, "parent past the end");
+  expect_inconsistent([](nlohmann::json& t) { t["left_children"][0] = 1000; }, "child past end");
+  expect_inconsistent([](nlohmann::json& t) { t["tree_param"]["num_nodes"] = "1000"; },
+                      "node count above the arrays");
+  expect_inconsistent([](nlohmann::json& t) { t["split_indices"][0] = 1000; }, "feature 1000");
+  expect_inconsistent([](nlohmann::json& t) { t["categories"] = {1}; }, "categorical split");
 
   nlohmann::json more_names = saved;
   more_names["feature_names"].push_back("c");

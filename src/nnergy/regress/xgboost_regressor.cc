@@ -5,8 +5,10 @@
 #include <xgboost/c_api.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -186,6 +188,94 @@ std::string ubjson_problem(const std::string& bytes) {
   return walk.error().empty() ? std::string("it ends early") : walk.error();
 }
 
+// Why the trees of a well-formed UBJSON model are not ones XGBoost can load safely; empty when
+// they are. Debian's libxgboost 1.7 trusts a tree's node count and node indices (a parent index
+// past the last node made RegTree::LoadModel read out of bounds, found by fuzz/model_file), so
+// every tree is checked as nnergy writes them: per-node arrays of the node count, child and
+// parent indices inside the tree, split features inside the model's, no categorical splits.
+std::string tree_problem(const json& node, std::size_t features) {
+  if (node.is_array()) {
+    for (const json& item : node) {
+      if (std::string p = tree_problem(item, features); !p.empty()) return p;
+    }
+    return {};
+  }
+  if (!node.is_object()) return {};
+  if (node.contains("gbtree_model_param") && node.contains("trees")) {
+    const json& trees = node["trees"];
+    const json& param = node["gbtree_model_param"];
+    const json* count =
+        param.is_object() && param.contains("num_trees") ? &param["num_trees"] : nullptr;
+    const json* info = node.contains("tree_info") ? &node["tree_info"] : nullptr;
+    if (!trees.is_array() || count == nullptr || !count->is_string() ||
+        *count != std::to_string(trees.size()) || info == nullptr || !info->is_array() ||
+        info->size() != trees.size()) {
+      return "its tree count, tree list and tree_info disagree";
+    }
+  }
+  if (node.contains("tree_param")) {
+    const json& param = node["tree_param"];
+    const auto number = [&](const char* key) -> std::optional<std::int64_t> {
+      if (!param.is_object() || !param.contains(key) || !param[key].is_string()) return {};
+      const std::string& text = param[key].get_ref<const std::string&>();
+      std::int64_t v = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (ec != std::errc() || end != text.data() + text.size()) return {};
+      return v;
+    };
+    const std::optional<std::int64_t> nodes = number("num_nodes");
+    if (!nodes || *nodes < 1 || *nodes > std::numeric_limits<std::int32_t>::max() ||
+        number("size_leaf_vector").value_or(-1) != 0) {
+      return "a tree without a valid node count or with leaf vectors";
+    }
+    const auto n = static_cast<std::size_t>(*nodes);
+    for (const char* key :
+         {"loss_changes", "sum_hessian", "base_weights", "left_children", "right_children",
+          "parents", "split_indices", "split_conditions", "split_type", "default_left"}) {
+      if (!node.contains(key) || !node[key].is_array() || node[key].size() != n) {
+        return fmt::format("a tree of {} nodes whose \"{}\" does not hold {} values", n, key, n);
+      }
+    }
+    for (const char* key :
+         {"categories", "categories_nodes", "categories_segments", "categories_sizes"}) {
+      if (node.contains(key) && (!node[key].is_array() || !node[key].empty())) {
+        return "a tree with categorical splits";
+      }
+    }
+    // The root's parent is XGBoost's invalid node id without its left-child bit.
+    constexpr std::int64_t kRootParent = std::numeric_limits<std::int32_t>::max();
+    const auto index = [](const json& v) -> std::optional<std::int64_t> {
+      if (!v.is_number_integer()) return {};
+      return v.get<std::int64_t>();
+    };
+    const auto n_signed = static_cast<std::int64_t>(n);
+    const auto feature_count = static_cast<std::int64_t>(std::max<std::size_t>(features, 1));
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto left = index(node["left_children"][i]);
+      const auto right = index(node["right_children"][i]);
+      const auto parent = index(node["parents"][i]);
+      const auto split = index(node["split_indices"][i]);
+      const auto type = index(node["split_type"][i]);
+      const bool child_ok = left && right && *left >= -1 && *left < n_signed && *right >= -1 &&
+                            *right < n_signed && (*left == -1) == (*right == -1);
+      const bool parent_ok =
+          parent && (i == 0 ? *parent == kRootParent : *parent >= 0 && *parent < n_signed);
+      if (!child_ok || !parent_ok || !split || *split < 0 || *split >= feature_count || !type ||
+          *type != 0) {
+        return fmt::format(
+            "node {} of a tree of {} nodes has a child, parent or split feature "
+            "outside the tree or the model",
+            i, n);
+      }
+    }
+    return {};
+  }
+  for (const auto& [key, value] : node.items()) {
+    if (std::string p = tree_problem(value, features); !p.empty()) return p;
+  }
+  return {};
+}
+
 // A booster restored from its saved UBJSON model (base64 text in `model`, with its digest when
 // the file has one); InvalidInput when that is not base64, does not match its digest, XGBoost
 // rejects it, or it expects another number of features.
@@ -209,6 +299,12 @@ std::unique_ptr<Booster> booster_from_saved(const json& model, const json* diges
     throw InvalidInput(
         fmt::format("{} model: \"{}\" is not well-formed UBJSON ({}); train the model again",
                     regressor, field, problem));
+  }
+  if (const std::string problem = tree_problem(json::from_ubjson(*bytes), features);
+      !problem.empty()) {
+    throw InvalidInput(fmt::format(
+        "{} model: \"{}\" is not a consistent XGBoost model ({}); train the model again", regressor,
+        field, problem));
   }
   auto booster = std::make_unique<Booster>();
   if (XGBoosterLoadModelFromBuffer(booster->get(), bytes->data(), bytes->size()) != 0) {
