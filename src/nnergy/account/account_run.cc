@@ -9,6 +9,7 @@
 
 #include "nnergy/account/hierarchy.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/huge_pages.h"
 
 namespace nnergy::account {
 namespace {
@@ -159,6 +160,7 @@ AccountRun load_account_run(const AccountInputs& inputs, const TraceReaderRegist
     if (run.events.empty()) {
       run.events = std::move(l.trace.events);
       run.events.reserve(total);
+      advise_huge_pages(run.events.data(), run.events.capacity() * sizeof(TraceEvent));
     } else {
       std::move(l.trace.events.begin(), l.trace.events.end(), std::back_inserter(run.events));
     }

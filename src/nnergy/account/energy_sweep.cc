@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/huge_pages.h"
 
 namespace nnergy::account {
 namespace {
@@ -152,6 +153,7 @@ void sweep_device(const std::vector<TraceEvent>& events, const std::vector<std::
   });
   std::vector<Boundary> boundaries;
   boundaries.reserve(2 * n);
+  advise_huge_pages(boundaries.data(), boundaries.capacity() * sizeof(Boundary));
   double window_start = std::numeric_limits<double>::infinity();
   double window_end = -std::numeric_limits<double>::infinity();
   for (std::uint32_t rank = 0; rank < n; ++rank) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/huge_pages.h"
 
 namespace nnergy::account {
 
@@ -85,6 +86,7 @@ void reserve_events_for_share(std::vector<TraceEvent>& events, double share_read
   const double expected = static_cast<double>(events.size()) / share_read * 1.02 + 16;
   // At most a billion events: a tiny first share of a huge file must not reserve absurdly.
   events.reserve(static_cast<std::size_t>(std::min(expected, 1e9)));
+  advise_huge_pages(events.data(), events.capacity() * sizeof(TraceEvent));
 }
 
 void register_standard_trace_readers(TraceReaderRegistry& registry) {
