@@ -15,7 +15,7 @@ void throw_sqlite_error(sqlite3* db, int rc, const std::string& path, std::strin
     case SQLITE_LOCKED:
       throw InvalidInput(fmt::format(
           "dataset '{}' is locked while {}: another process holds it (wait for it to finish or "
-          "use another --db file); SQLite: {}",
+          "use another dataset file); SQLite: {}",
           path, what, detail));
     case SQLITE_READONLY:
       throw InvalidInput(fmt::format(
