@@ -18,7 +18,7 @@ struct TorchPluginApi {
   profile::ProfileResult (*run_profile)(const profile::ProfileRequest& request,
                                         const profile::ProfileHooks& hooks) = nullptr;
   std::string (*render_profile)(const profile::ProfileResult& result) = nullptr;
-  /// A fresh ResnetRegressor (predict/resnet_regressor.h).
+  /// A fresh ResnetRegressor (regress/resnet_regressor.h).
   std::unique_ptr<regress::Regressor> (*make_resnet)() = nullptr;
 };
 

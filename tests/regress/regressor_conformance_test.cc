@@ -1,4 +1,4 @@
-// One suite, every Regressor: the contract of predict/regressor.h checked on synthetic ops
+// One suite, every Regressor: the contract of regress/regressor.h checked on synthetic ops
 // encoded by the real FeatureEncoder, so that every named column a regressor relies on exists.
 
 #include "regressor_conformance.h"

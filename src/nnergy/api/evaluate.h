@@ -36,7 +36,7 @@ struct EvaluateRequest {
   int threads = 0;         ///< worker threads, ≥ 0; 0: the regressor's default
   /// Regressor settings given to every predictor (regress::FitOptions::extra).
   nlohmann::json settings = nlohmann::json::object();
-  /// The regressors `predictors` may name; null: the standard ones (predict/regressor.h).
+  /// The regressors `predictors` may name; null: the standard ones (regress/regressor.h).
   const regress::RegressorRegistry* regressors = nullptr;
   /// Told the regressor fits done of all (every fold, test split and hold-out of every
   /// predictor and target); a run of several minutes makes about a hundred.

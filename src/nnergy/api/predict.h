@@ -51,7 +51,7 @@ struct PredictRequest {
   std::optional<double> alpha;
   /// Predict even when the estimated peak device memory exceeds the device's.
   bool ignore_memory = false;
-  /// The regressors a model file may name; null: the standard ones (predict/regressor.h).
+  /// The regressors a model file may name; null: the standard ones (regress/regressor.h).
   const regress::RegressorRegistry* regressors = nullptr;
   /// The invocation, for the result's context block.
   std::string command_line;

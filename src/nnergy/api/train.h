@@ -27,7 +27,7 @@ struct TrainRequest {
   int threads = 0;         ///< worker threads, ≥ 0; 0: the regressor's default
   /// Regressor settings (regress::FitOptions::extra), e.g. {"max_depth": 8}; saved with the model.
   nlohmann::json settings = nlohmann::json::object();
-  /// The regressors `predictor` may name; null: the standard ones (predict/regressor.h).
+  /// The regressors `predictor` may name; null: the standard ones (regress/regressor.h).
   const regress::RegressorRegistry* regressors = nullptr;
   /// Told the targets fitted (time, and power when the dataset has power) of those to fit.
   ProgressCallback progress;

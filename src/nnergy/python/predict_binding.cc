@@ -63,7 +63,7 @@ api::PredictRequest to_request(const PredictArguments& a) {
   r.error = a.error;
   r.alpha = a.alpha;
   r.ignore_memory = a.ignore_memory;
-  return r;  // regressors: null, the standard registry (predict/regressor.h)
+  return r;  // regressors: null, the standard registry (regress/regressor.h)
 }
 
 }  // namespace

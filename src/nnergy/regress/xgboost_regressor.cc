@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <optional>
@@ -139,88 +140,144 @@ std::string model_digest(const std::string& bytes) {
   return fmt::format("{:016x}", h);
 }
 
-// Walks UBJSON without building anything, to learn whether it is well formed. libxgboost 1.7
-// reads a malformed UBJSON buffer past its end (UBJReader::ParseArray, found by fuzz/model_file),
-// so nnergy hands XGBoost only bytes that nlohmann's bounds-checked UBJSON parser walked to the
-// end. A container may not announce more elements than the buffer has bytes: XGBoost never writes
-// one, and a count of no-payload elements would otherwise have the walk loop for 2^63 of them.
+// What a saved XGBoost model's bytes are, before XGBoost sees them.
+struct SavedModelCheck {
+  std::string malformed;     ///< why the bytes are not well-formed UBJSON; empty when they are
+  std::string inconsistent;  ///< why its trees are not ones XGBoost can load safely; or empty
+};
+
+// Walks UBJSON without building it, to learn whether it is well formed and whether its trees are
+// consistent. libxgboost 1.7 reads a malformed UBJSON buffer past its end (UBJReader::ParseArray,
+// found by fuzz/model_file), so nnergy hands XGBoost only bytes that nlohmann's bounds-checked
+// UBJSON parser walked to the end. A container may not announce more elements than the buffer has
+// bytes: XGBoost never writes one, and a count of no-payload elements would otherwise have the
+// walk loop for 2^63 of them. XGBoost 1.7 also trusts a tree's node count and node indices (a
+// parent index past the last node made RegTree::LoadModel read out of bounds, found by
+// fuzz/model_file), so every tree is checked as nnergy writes them (check_tree): per-node arrays
+// of the node count, child and parent indices inside the tree, split features inside the model's,
+// no categorical splits, and a tree list as long as its count and tree_info. The walk keeps only
+// the sizes and integer indices those checks need, one object at a time: building the model as a
+// JSON document first cost more than XGBoost's own load.
 class UbjsonWalk : public nlohmann::json_sax<json> {
  public:
-  explicit UbjsonWalk(std::size_t bytes) : bytes_(bytes) {}
-  bool null() override { return true; }
-  bool boolean(bool) override { return true; }
-  bool number_integer(number_integer_t) override { return true; }
-  bool number_unsigned(number_unsigned_t) override { return true; }
-  bool number_float(number_float_t, const string_t&) override { return true; }
-  bool string(string_t&) override { return true; }
-  bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t elements) override { return fits(elements); }
-  bool key(string_t&) override { return true; }
-  bool end_object() override { return true; }
-  bool start_array(std::size_t elements) override { return fits(elements); }
-  bool end_array() override { return true; }
+  UbjsonWalk(std::size_t bytes, std::size_t features) : bytes_(bytes), features_(features) {}
+  bool null() override { return scalar(); }
+  bool boolean(bool) override { return scalar(); }
+  bool number_integer(number_integer_t v) override { return scalar(v); }
+  bool number_unsigned(number_unsigned_t v) override {
+    return scalar(v <= static_cast<number_unsigned_t>(std::numeric_limits<std::int64_t>::max())
+                      ? std::optional<std::int64_t>(static_cast<std::int64_t>(v))
+                      : std::nullopt);
+  }
+  bool number_float(number_float_t, const string_t&) override { return scalar(); }
+  bool string(string_t& value) override { return scalar(std::nullopt, &value); }
+  bool binary(binary_t&) override { return scalar(); }
+  bool start_object(std::size_t elements) override { return open(elements, true); }
+  bool key(string_t& name) override {
+    frames_.back().key = name;
+    return true;
+  }
+  bool end_object() override {
+    Frame& object = frames_.back();
+    if (inconsistent_.empty()) inconsistent_ = object_problem(object);
+    frames_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t elements) override { return open(elements, false); }
+  bool end_array() override {
+    const Frame array = std::move(frames_.back());
+    frames_.pop_back();
+    if (Frame* parent = parent_object()) parent->sizes[array.name] = array.count;
+    return true;
+  }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
     error_ = e.what();
     return false;
   }
   const std::string& error() const { return error_; }
+  const std::string& inconsistent() const { return inconsistent_; }
 
  private:
+  // An open object or array. An object keeps its current key, the sizes of its arrays, the values
+  // of the integer arrays a tree is checked by, and the counts its *_param child gives as text.
+  struct Frame {
+    bool object = false;
+    std::string name;  // the key it is the value of; empty in an array
+    std::string key;
+    std::size_t count = 0;
+    std::map<std::string, std::size_t> sizes;
+    std::map<std::string, std::vector<std::optional<std::int64_t>>> indices;
+    std::map<std::string, std::string> params;
+  };
+
+  static bool is_index_array(const std::string& name) {
+    return name == "left_children" || name == "right_children" || name == "parents" ||
+           name == "split_indices" || name == "split_type";
+  }
+
+  Frame* parent_object() {
+    return !frames_.empty() && frames_.back().object ? &frames_.back() : nullptr;
+  }
+
+  bool open(std::size_t elements, bool object) {
+    if (!fits(elements)) return false;
+    Frame frame;
+    frame.object = object;
+    if (Frame* parent = parent_object()) frame.name = parent->key;
+    scalar();  // counts as an element of an enclosing array
+    frames_.push_back(std::move(frame));
+    return true;
+  }
+
+  // A value: counted in an array, kept where a check needs it.
+  bool scalar(std::optional<std::int64_t> integer = std::nullopt,
+              const std::string* text = nullptr) {
+    if (frames_.empty()) return true;
+    Frame& top = frames_.back();
+    if (!top.object) {
+      ++top.count;
+      if (frames_.size() >= 2 && is_index_array(top.name)) {
+        Frame& owner = frames_[frames_.size() - 2];
+        if (owner.object) owner.indices[top.name].push_back(integer);
+      }
+      return true;
+    }
+    if (text != nullptr && (top.name == "tree_param" || top.name == "gbtree_model_param") &&
+        frames_.size() >= 2) {
+      frames_[frames_.size() - 2].params[top.key] = *text;
+    }
+    return true;
+  }
+
   bool fits(std::size_t elements) {
     if (elements == static_cast<std::size_t>(-1) || elements <= bytes_) return true;
     error_ = fmt::format("a container of {} elements in {} bytes", elements, bytes_);
     return false;
   }
-  std::size_t bytes_;
-  std::string error_;
-};
 
-// Why `bytes` is not well-formed UBJSON; empty when it is.
-std::string ubjson_problem(const std::string& bytes) {
-  UbjsonWalk walk(bytes.size());
-  bool ok = false;
-  try {
-    ok = json::sax_parse(bytes, &walk, json::input_format_t::ubjson, /*strict=*/true);
-  } catch (const json::exception& e) {
-    return e.what();
+  std::string object_problem(const Frame& object) const {
+    if (auto it = object.params.find("num_trees"); it != object.params.end()) {
+      const auto trees = object.sizes.find("trees");
+      const auto info = object.sizes.find("tree_info");
+      if (trees == object.sizes.end() || info == object.sizes.end() ||
+          it->second != std::to_string(trees->second) || info->second != trees->second) {
+        return "its tree count, tree list and tree_info disagree";
+      }
+    }
+    if (object.name == "tree_param" || object.name == "gbtree_model_param") return {};
+    return object.params.count("num_nodes") != 0 || object.sizes.count("parents") != 0
+               ? tree_problem(object)
+               : std::string();
   }
-  if (ok) return {};
-  return walk.error().empty() ? std::string("it ends early") : walk.error();
-}
 
-// Why the trees of a well-formed UBJSON model are not ones XGBoost can load safely; empty when
-// they are. Debian's libxgboost 1.7 trusts a tree's node count and node indices (a parent index
-// past the last node made RegTree::LoadModel read out of bounds, found by fuzz/model_file), so
-// every tree is checked as nnergy writes them: per-node arrays of the node count, child and
-// parent indices inside the tree, split features inside the model's, no categorical splits.
-std::string tree_problem(const json& node, std::size_t features) {
-  if (node.is_array()) {
-    for (const json& item : node) {
-      if (std::string p = tree_problem(item, features); !p.empty()) return p;
-    }
-    return {};
-  }
-  if (!node.is_object()) return {};
-  if (node.contains("gbtree_model_param") && node.contains("trees")) {
-    const json& trees = node["trees"];
-    const json& param = node["gbtree_model_param"];
-    const json* count =
-        param.is_object() && param.contains("num_trees") ? &param["num_trees"] : nullptr;
-    const json* info = node.contains("tree_info") ? &node["tree_info"] : nullptr;
-    if (!trees.is_array() || count == nullptr || !count->is_string() ||
-        *count != std::to_string(trees.size()) || info == nullptr || !info->is_array() ||
-        info->size() != trees.size()) {
-      return "its tree count, tree list and tree_info disagree";
-    }
-  }
-  if (node.contains("tree_param")) {
-    const json& param = node["tree_param"];
+  std::string tree_problem(const Frame& tree) const {
     const auto number = [&](const char* key) -> std::optional<std::int64_t> {
-      if (!param.is_object() || !param.contains(key) || !param[key].is_string()) return {};
-      const std::string& text = param[key].get_ref<const std::string&>();
+      const auto it = tree.params.find(key);
+      if (it == tree.params.end()) return {};
       std::int64_t v = 0;
-      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-      if (ec != std::errc() || end != text.data() + text.size()) return {};
+      const char* end = it->second.data() + it->second.size();
+      const auto [stop, ec] = std::from_chars(it->second.data(), end, v);
+      if (ec != std::errc() || stop != end) return {};
       return v;
     };
     const std::optional<std::int64_t> nodes = number("num_nodes");
@@ -232,48 +289,61 @@ std::string tree_problem(const json& node, std::size_t features) {
     for (const char* key :
          {"loss_changes", "sum_hessian", "base_weights", "left_children", "right_children",
           "parents", "split_indices", "split_conditions", "split_type", "default_left"}) {
-      if (!node.contains(key) || !node[key].is_array() || node[key].size() != n) {
+      const auto it = tree.sizes.find(key);
+      if (it == tree.sizes.end() || it->second != n) {
         return fmt::format("a tree of {} nodes whose \"{}\" does not hold {} values", n, key, n);
       }
     }
     for (const char* key :
          {"categories", "categories_nodes", "categories_segments", "categories_sizes"}) {
-      if (node.contains(key) && (!node[key].is_array() || !node[key].empty())) {
+      if (const auto it = tree.sizes.find(key); it != tree.sizes.end() && it->second != 0) {
         return "a tree with categorical splits";
       }
     }
     // The root's parent is XGBoost's invalid node id without its left-child bit.
     constexpr std::int64_t kRootParent = std::numeric_limits<std::int32_t>::max();
-    const auto index = [](const json& v) -> std::optional<std::int64_t> {
-      if (!v.is_number_integer()) return {};
-      return v.get<std::int64_t>();
-    };
     const auto n_signed = static_cast<std::int64_t>(n);
-    const auto feature_count = static_cast<std::int64_t>(std::max<std::size_t>(features, 1));
+    const auto feature_count = static_cast<std::int64_t>(std::max<std::size_t>(features_, 1));
+    const auto& left = tree.indices.at("left_children");
+    const auto& right = tree.indices.at("right_children");
+    const auto& parent = tree.indices.at("parents");
+    const auto& split = tree.indices.at("split_indices");
+    const auto& type = tree.indices.at("split_type");
     for (std::size_t i = 0; i < n; ++i) {
-      const auto left = index(node["left_children"][i]);
-      const auto right = index(node["right_children"][i]);
-      const auto parent = index(node["parents"][i]);
-      const auto split = index(node["split_indices"][i]);
-      const auto type = index(node["split_type"][i]);
-      const bool child_ok = left && right && *left >= -1 && *left < n_signed && *right >= -1 &&
-                            *right < n_signed && (*left == -1) == (*right == -1);
-      const bool parent_ok =
-          parent && (i == 0 ? *parent == kRootParent : *parent >= 0 && *parent < n_signed);
-      if (!child_ok || !parent_ok || !split || *split < 0 || *split >= feature_count || !type ||
-          *type != 0) {
+      const bool child_ok = left[i] && right[i] && *left[i] >= -1 && *left[i] < n_signed &&
+                            *right[i] >= -1 && *right[i] < n_signed &&
+                            (*left[i] == -1) == (*right[i] == -1);
+      const bool parent_ok = parent[i] && (i == 0 ? *parent[i] == kRootParent
+                                                  : *parent[i] >= 0 && *parent[i] < n_signed);
+      if (!child_ok || !parent_ok || !split[i] || *split[i] < 0 || *split[i] >= feature_count ||
+          !type[i] || *type[i] != 0) {
         return fmt::format(
-            "node {} of a tree of {} nodes has a child, parent or split feature "
-            "outside the tree or the model",
+            "node {} of a tree of {} nodes has a child, parent or split feature outside the tree "
+            "or the model",
             i, n);
       }
     }
     return {};
   }
-  for (const auto& [key, value] : node.items()) {
-    if (std::string p = tree_problem(value, features); !p.empty()) return p;
+
+  std::size_t bytes_;
+  std::size_t features_;
+  std::vector<Frame> frames_;
+  std::string error_;
+  std::string inconsistent_;
+};
+
+// What the bytes of a saved model are (SavedModelCheck), for a model of `features` features.
+SavedModelCheck check_saved_model(const std::string& bytes, std::size_t features) {
+  UbjsonWalk walk(bytes.size(), features);
+  bool ok = false;
+  try {
+    ok = json::sax_parse(bytes, &walk, json::input_format_t::ubjson, /*strict=*/true);
+  } catch (const json::exception& e) {
+    return {e.what(), {}};
   }
-  return {};
+  if (!ok) return {walk.error().empty() ? std::string("it ends early") : walk.error(), {}};
+  return {{}, walk.inconsistent()};
 }
 
 // A booster restored from its saved UBJSON model (base64 text in `model`, with its digest when
@@ -295,16 +365,16 @@ std::unique_ptr<Booster> booster_from_saved(const json& model, const json* diges
         "train the model again",
         regressor, field, digest->dump()));
   }
-  if (const std::string problem = ubjson_problem(*bytes); !problem.empty()) {
+  const SavedModelCheck saved_check = check_saved_model(*bytes, features);
+  if (!saved_check.malformed.empty()) {
     throw InvalidInput(
         fmt::format("{} model: \"{}\" is not well-formed UBJSON ({}); train the model again",
-                    regressor, field, problem));
+                    regressor, field, saved_check.malformed));
   }
-  if (const std::string problem = tree_problem(json::from_ubjson(*bytes), features);
-      !problem.empty()) {
+  if (!saved_check.inconsistent.empty()) {
     throw InvalidInput(fmt::format(
         "{} model: \"{}\" is not a consistent XGBoost model ({}); train the model again", regressor,
-        field, problem));
+        field, saved_check.inconsistent));
   }
   auto booster = std::make_unique<Booster>();
   if (XGBoosterLoadModelFromBuffer(booster->get(), bytes->data(), bytes->size()) != 0) {
