@@ -27,6 +27,7 @@ CalibratedParameters example() {
   p.winograd_speedup = 1.5;
   p.grouped_conv_efficiency = 0.6;
   p.backward_matrix_efficiency = 0.7;
+  p.statistics_memory_efficiency = 0.55;
   p.host_launch_s = 50e-6;
   p.host_launch_source = "github:x/y";
   p.host_launch_by_host = {{"github:x/y", 50e-6}};
@@ -57,6 +58,7 @@ TEST(CalibratedParameters, WrittenAndReadBack) {
   EXPECT_DOUBLE_EQ(p.winograd_speedup, 1.5);
   EXPECT_DOUBLE_EQ(p.grouped_conv_efficiency, 0.6);
   EXPECT_DOUBLE_EQ(p.backward_matrix_efficiency, 0.7);
+  EXPECT_DOUBLE_EQ(p.statistics_memory_efficiency, 0.55);
   EXPECT_DOUBLE_EQ(p.host_launch_training_factor, 1.4);
   EXPECT_DOUBLE_EQ(p.input_copy_bytes_per_s.value(), 4e9);
   EXPECT_DOUBLE_EQ(p.host_launch_for(false), 50e-6);
@@ -97,6 +99,7 @@ TEST(CalibratedParameters, FilesWithoutConvolutionRegimesReadAsNoEffect) {
   j.erase("winograd_speedup");
   j.erase("grouped_conv_efficiency");
   j.erase("backward_matrix_efficiency");
+  j.erase("statistics_memory_efficiency");
   j.erase("host_launch_training_factor");
   j.erase("input_copy_bytes_per_s");
   const std::filesystem::path path =
@@ -107,6 +110,7 @@ TEST(CalibratedParameters, FilesWithoutConvolutionRegimesReadAsNoEffect) {
   EXPECT_DOUBLE_EQ(p.winograd_speedup, 1);
   EXPECT_DOUBLE_EQ(p.grouped_conv_efficiency, 1);
   EXPECT_DOUBLE_EQ(p.backward_matrix_efficiency, 1);
+  EXPECT_DOUBLE_EQ(p.statistics_memory_efficiency, 1);
   EXPECT_DOUBLE_EQ(p.host_launch_for(true), p.host_launch_for(false));  // one host time
   EXPECT_FALSE(p.input_copy_bytes_per_s.has_value());
 }
@@ -117,6 +121,7 @@ TEST(CalibratedParameters, ConvolutionRegimesReachTheDevice) {
   EXPECT_DOUBLE_EQ(catalog.find("gtx-1080-ti").efficiency.winograd_speedup, 1.5);
   EXPECT_DOUBLE_EQ(catalog.find("h100-sxm").efficiency.grouped_conv_efficiency, 0.6);
   EXPECT_DOUBLE_EQ(catalog.find("a100-40gb").efficiency.backward_matrix_efficiency, 0.7);
+  EXPECT_DOUBLE_EQ(catalog.find("rtx-2080-ti").efficiency.statistics_memory_efficiency, 0.55);
 }
 
 TEST(CalibratedParameters, ThePowerFitReachesEveryNvidiaDeviceAndReplacesEstimatedEfficiency) {

@@ -122,6 +122,9 @@ TEST(OpCatalog, BatchNormTrainingCostsMoreThanInference) {
   EXPECT_DOUBLE_EQ(bn.training_forward.flops, 5 * n);
   EXPECT_GT(bn.backward.flops, bn.training_forward.flops);
   EXPECT_GT(bn.training_forward.bytes, bn.inference.bytes);
+  // Statistics in training only: inference folds the running ones into one affine.
+  EXPECT_EQ(bn.statistics, StatisticsPasses::kTraining);
+  EXPECT_EQ(op_cost(net, net.nodes()[0]).statistics, StatisticsPasses::kNone);
 }
 
 TEST(OpCatalog, PoolingWindows) {
@@ -331,6 +334,7 @@ TEST(OpCatalog, NormalizationsReductionsAndSelections) {
   const Network net = import(b);
   const OpCost instance = op_cost(net, net.nodes()[0]);
   EXPECT_EQ(instance.op_class, OpClass::kNormalization);
+  EXPECT_EQ(instance.statistics, StatisticsPasses::kAll);
   EXPECT_DOUBLE_EQ(instance.inference.flops, 5 * 48.0);  // batch statistics + normalize
   EXPECT_DOUBLE_EQ(instance.inference.kernels, 2 + 2);   // + repeat of scale and bias
   EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[1]).inference.flops, 2 * 48.0);  // |x| and +
@@ -358,6 +362,7 @@ TEST(OpCatalog, GroupNormalizationOfOpset18) {
   EXPECT_DOUBLE_EQ(cost.inference.flops, 5 * 256.0);  // moments 3, a·x + b 2
   EXPECT_DOUBLE_EQ(cost.inference.kernels, 3);
   EXPECT_DOUBLE_EQ(cost.backward.kernels, 3 + 1);  // dX, then scale and bias
+  EXPECT_EQ(cost.statistics, StatisticsPasses::kAll);
 }
 
 TEST(OpCatalog, OptimizerStepCosts) {

@@ -75,6 +75,44 @@ TEST(AnalyticalPredictor, MemoryBoundPassAndLaunchOverhead) {
   EXPECT_NEAR(e.energy_j, 2e6 * 10e-12 + 1e9 * 100e-12 + (1e-3 + 10e-6) * 100, 1e-12);
 }
 
+TEST(AnalyticalPredictor, NormalizationStatisticsReachAShareOfTheBandwidth) {
+  device::DeviceSpec d = toy_device();
+  d.efficiency.statistics_memory_efficiency = 0.5;
+  const AnalyticalPredictor p(d);
+  const PassCost pass{0, 0, 1e9, 1};  // 1 GB: 1 ms at the toy's 1 TB/s
+  const OperatingPoint at{Precision::kFp32, 1000};
+  PassTraits statistics;
+  statistics.statistics = true;
+  EXPECT_NEAR(p.predict_pass(pass, OpClass::kNormalization, at, statistics).time_s, 2e-3, 1e-15);
+  EXPECT_NEAR(p.predict_pass(pass, OpClass::kNormalization, at).time_s, 1e-3, 1e-15);
+
+  // Which passes compute statistics: BatchNorm's training passes only (inference folds the
+  // running statistics into one affine), LayerNorm's always, Softmax's never.
+  graph::OpCost batch_norm;
+  batch_norm.op_class = OpClass::kNormalization;
+  batch_norm.statistics = graph::StatisticsPasses::kTraining;
+  EXPECT_FALSE(PassTraits::of(batch_norm, Mode::kInference, false).statistics);
+  EXPECT_TRUE(PassTraits::of(batch_norm, Mode::kTraining, false).statistics);
+  EXPECT_TRUE(PassTraits::of(batch_norm, Mode::kTraining, true).statistics);
+  graph::OpCost layer_norm = batch_norm;
+  layer_norm.statistics = graph::StatisticsPasses::kAll;
+  EXPECT_TRUE(PassTraits::of(layer_norm, Mode::kInference, false).statistics);
+  graph::OpCost softmax = batch_norm;
+  softmax.statistics = graph::StatisticsPasses::kNone;
+  EXPECT_FALSE(PassTraits::of(softmax, Mode::kTraining, true).statistics);
+
+  // predict() applies it to both passes of a training step.
+  batch_norm.training_forward = pass;
+  batch_norm.backward = pass;
+  batch_norm.inference = pass;
+  graph::Network network;
+  graph::Node node;
+  const OpEstimate train = p.predict({network, node, batch_norm, Mode::kTraining, at});
+  EXPECT_NEAR(train.time_s, 4e-3, 1e-15);
+  const OpEstimate infer = p.predict({network, node, batch_norm, Mode::kInference, at});
+  EXPECT_NEAR(infer.time_s, 1e-3, 1e-15);
+}
+
 TEST(AnalyticalPredictor, ClockScalesComputeTimeAndVoltageScalesEnergy) {
   const AnalyticalPredictor p(toy_device());
   const PassCost work{0, 1e12, 0, 0};

@@ -118,6 +118,8 @@ CalibratedParameters read_calibrated_parameters(const std::filesystem::path& pat
     p.grouped_conv_efficiency = positive(root, "grouped_conv_efficiency", where);
   if (root.contains("backward_matrix_efficiency"))
     p.backward_matrix_efficiency = positive(root, "backward_matrix_efficiency", where);
+  if (root.contains("statistics_memory_efficiency"))
+    p.statistics_memory_efficiency = positive(root, "statistics_memory_efficiency", where);
   p.host_launch_s = positive(root, "host_launch_s", where);
   p.host_launch_source = root.value("host_launch_source", "");
   p.transferred_time_log_sigma = positive(root, "transferred_time_log_sigma", where);
@@ -173,6 +175,7 @@ std::string calibrated_parameters_json(const CalibratedParameters& p) {
   j["winograd_speedup"] = p.winograd_speedup;
   j["grouped_conv_efficiency"] = p.grouped_conv_efficiency;
   j["backward_matrix_efficiency"] = p.backward_matrix_efficiency;
+  j["statistics_memory_efficiency"] = p.statistics_memory_efficiency;
   j["host_launch_s"] = p.host_launch_s;
   j["host_launch_source"] = p.host_launch_source;
   j["host_launch_by_host"] = ordered_json::object();
@@ -225,6 +228,7 @@ bool apply_calibration(const CalibratedParameters& p, DeviceSpec& device) {
   e.winograd_speedup = p.winograd_speedup;
   e.grouped_conv_efficiency = p.grouped_conv_efficiency;
   e.backward_matrix_efficiency = p.backward_matrix_efficiency;
+  e.statistics_memory_efficiency = p.statistics_memory_efficiency;
   e.tensor.reset();
   std::string tensor_note;
   const bool matrix_units = device.has_matrix_units(Precision::kFp16) ||

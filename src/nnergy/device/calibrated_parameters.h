@@ -48,6 +48,8 @@ struct CalibratedParameters {
   double winograd_speedup = 1;         ///< device::Efficiency::winograd_speedup (all generations)
   double grouped_conv_efficiency = 1;  ///< device::Efficiency::grouped_conv_efficiency
   double backward_matrix_efficiency = 1;  ///< device::Efficiency::backward_matrix_efficiency
+  /// device::Efficiency::statistics_memory_efficiency
+  double statistics_memory_efficiency = 1;
   /// Host time per kernel of eager PyTorch, s: `predict`'s default --host-launch-us.
   double host_launch_s = 0;
   std::string host_launch_source;  ///< the host machine(s) host_launch_s was fitted on

@@ -173,16 +173,19 @@ DeviceSpec parse_device(const json& entry, const std::string& source, std::size_
     d.efficiency.winograd_speedup = eff.number_or("winograd_speedup", 1);
     d.efficiency.grouped_conv_efficiency = eff.number_or("grouped_conv_efficiency", 1);
     d.efficiency.backward_matrix_efficiency = eff.number_or("backward_matrix_efficiency", 1);
+    d.efficiency.statistics_memory_efficiency = eff.number_or("statistics_memory_efficiency", 1);
   }
   const Efficiency& e = d.efficiency;
   if (!(e.compute > 0 && e.compute <= 1 && e.memory > 0 && e.memory <= 1 &&
         e.kernel_overhead_s >= 0 && e.tensor.value_or(1) > 0 && e.tensor.value_or(1) <= 1 &&
         e.work_half_flop_per_sm >= 0 && e.reduction_half >= 0 && e.winograd_speedup > 0 &&
-        e.grouped_conv_efficiency > 0 && e.backward_matrix_efficiency > 0)) {
+        e.grouped_conv_efficiency > 0 && e.backward_matrix_efficiency > 0 &&
+        e.statistics_memory_efficiency > 0)) {
     throw InvalidInput(r.where() +
                        ".efficiency: expected compute, memory and tensor in (0, 1], "
                        "kernel_overhead_s, work_half_flop_per_sm, reduction_half >= 0 and "
-                       "winograd_speedup, grouped_conv_efficiency, backward_matrix_efficiency > 0");
+                       "winograd_speedup, grouped_conv_efficiency, backward_matrix_efficiency, "
+                       "statistics_memory_efficiency > 0");
   }
 
   FieldReader archline = r.object("archline");

@@ -63,6 +63,11 @@ struct Efficiency {
   /// Gradient passes of matrix operators (data and weight gradients) reach this fraction of the
   /// rate their forward pass reaches. 1: no effect.
   double backward_matrix_efficiency = 1;
+  /// Normalization passes that compute statistics of their input (BatchNorm in training,
+  /// LayerNorm, InstanceNorm, GroupNorm: graph::OpCost::statistics) reach this fraction of the
+  /// bandwidth streaming kernels reach (`memory`): a reduction per channel or row, then the
+  /// normalization. 1: no effect.
+  double statistics_memory_efficiency = 1;
 };
 
 /// Power real kernels draw beyond the archline's flop and DRAM terms. The archline's ε_flop comes

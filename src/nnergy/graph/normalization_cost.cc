@@ -31,7 +31,9 @@ OpCost instance_norm_cost(const CostInput& c) {
     backward = pass(0, 7 * n, 3 * x + 2 * c.out_bytes() + params, 2);
     if (any_parameter_grad(c)) backward += pass(0, 0, 2 * params, affine);
   }
-  return same_forward(OpClass::kNormalization, forward, backward);
+  OpCost cost = same_forward(OpClass::kNormalization, forward, backward);
+  cost.statistics = StatisticsPasses::kAll;
+  return cost;
 }
 
 OpCost group_norm_cost(const CostInput& c) {
@@ -45,7 +47,9 @@ OpCost group_norm_cost(const CostInput& c) {
     backward = pass(0, 7 * n, 2 * c.out_bytes() + 2 * x + x + params, 3);
     if (any_parameter_grad(c)) backward += pass(0, 2 * n, c.out_bytes() + x + 2 * params, 1);
   }
-  return same_forward(OpClass::kNormalization, forward, backward);
+  OpCost cost = same_forward(OpClass::kNormalization, forward, backward);
+  cost.statistics = StatisticsPasses::kAll;
+  return cost;
 }
 
 OpCost lp_norm_cost(const CostInput& c) {

@@ -115,6 +115,7 @@ OpCost batch_norm(const CostInput& c) {
   cost.inference = pass(0, 2 * n, x + y + params, 1);
   cost.training_forward = pass(0, 5 * n, 2 * x + y + params, 2);
   if (c.any_grad()) cost.backward = pass(0, 7 * n, 2 * x + 2 * y + x + params, 2);
+  cost.statistics = StatisticsPasses::kTraining;
   return cost;
 }
 
@@ -129,7 +130,9 @@ OpCost layer_norm(const CostInput& c) {
   PassCost forward = pass(0, 7 * n, x + x + params, 1);
   PassCost backward;
   if (c.any_grad()) backward = pass(0, 9 * n, x + x + x + 2 * params, 2);
-  return same_forward(OpClass::kNormalization, forward, backward);
+  OpCost cost = same_forward(OpClass::kNormalization, forward, backward);
+  cost.statistics = StatisticsPasses::kAll;
+  return cost;
 }
 
 // Softmax: max, subtract, exp, sum, divide (5 flops per element); backward

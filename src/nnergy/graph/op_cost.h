@@ -49,6 +49,13 @@ struct PassCost {
 PassCost operator+(PassCost a, const PassCost& b);
 PassCost operator*(PassCost a, double factor);
 
+/// Which passes of a normalization compute statistics of their input (OpCost::statistics).
+enum class StatisticsPasses {
+  kNone,  ///< none: not a normalization with statistics (Softmax normalizes each row in one pass)
+  kTraining,  ///< the training passes only (BatchNorm: inference folds the running statistics)
+  kAll,       ///< every pass (LayerNorm, InstanceNorm, GroupNorm)
+};
+
 /// Cost of one operator for inference and for a training step, as in PALEO: the backward pass
 /// is the data-gradient (for inputs that need one) plus the weight-gradient.
 struct OpCost {
@@ -63,6 +70,10 @@ struct OpCost {
   double reduction_length = 0;
   /// Matrix operators: the kernel family (kGemm for every other class).
   MatrixKind matrix_kind = MatrixKind::kGemm;
+  /// Normalizations that reduce their input to statistics (per channel, row or group) and then
+  /// normalize with them: the passes that compute statistics. Their kernels reach less of the
+  /// bandwidth than streaming kernels (device::Efficiency::statistics_memory_efficiency).
+  StatisticsPasses statistics = StatisticsPasses::kNone;
 };
 
 }  // namespace nnergy::graph

@@ -101,6 +101,7 @@ enum class Kind {
   kWinograd,
   kGrouped,
   kBackward,
+  kStatistics,
   kHost,
   kHostTraining,
   kCopy
@@ -242,6 +243,9 @@ class Problem {
     parameters_.push_back({Kind::kGrouped, "", std::log(1.0), 1, all});
     if (!training_rows.empty())
       parameters_.push_back({Kind::kBackward, "", std::log(1.0), 0.5, training_rows});
+    // Normalizations computing statistics (a reduction, then the normalization) against
+    // streaming kernels' bandwidth: a weak prior at "no effect".
+    parameters_.push_back({Kind::kStatistics, "", std::log(1.0), 1, all});
     for (const auto& [s, rows] : host_rows)
       parameters_.push_back({Kind::kHost, s, std::log(20e-6), 2, rows});
     if (!host_training_rows.empty())
@@ -302,6 +306,9 @@ class Problem {
           break;
         case Kind::kBackward:
           p.backward_matrix_efficiency = std::exp(t);
+          break;
+        case Kind::kStatistics:
+          p.statistics_memory_efficiency = std::exp(t);
           break;
         case Kind::kHost:
           p.host_launch_by_host[q.key] = std::exp(t);

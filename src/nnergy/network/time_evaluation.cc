@@ -75,19 +75,17 @@ TimedNetwork::TimedNetwork(const CostedNetwork& costed, const NetworkTimeMeasure
     if (!slot) {
       slot = std::make_pair(passes_.size(), passes_.size() + 1);
       // A library without Winograd in a pass runs its 3×3 convolutions as plain GEMMs.
-      auto kind = [&](bool backward) {
+      auto traits = [&](bool backward) {
+        predict::PassTraits t = predict::PassTraits::of(cost, m.mode, backward);
         const bool winograd = m.winograd == WinogradPasses::kAll ||
                               (m.winograd == WinogradPasses::kForward && !backward);
-        return cost.matrix_kind == graph::MatrixKind::kConv3x3 && !winograd
-                   ? graph::MatrixKind::kGemm
-                   : cost.matrix_kind;
+        if (t.kind == graph::MatrixKind::kConv3x3 && !winograd) t.kind = graph::MatrixKind::kGemm;
+        return t;
       };
-      passes_.push_back({training ? cost.training_forward : cost.inference,
-                         cost.op_class,
-                         {cost.reduction_length, kind(false), false}});
-      passes_.push_back({training ? cost.backward : graph::PassCost{},
-                         cost.op_class,
-                         {cost.reduction_length, kind(true), true}});
+      passes_.push_back(
+          {training ? cost.training_forward : cost.inference, cost.op_class, traits(false)});
+      passes_.push_back(
+          {training ? cost.backward : graph::PassCost{}, cost.op_class, traits(true)});
     }
     forward_runs_.push_back(slot->first);
     if (training) backward_runs_.push_back(slot->second);

@@ -23,6 +23,13 @@ constexpr double kMemorySaturationClockRatio = 0.5;
 
 }  // namespace
 
+PassTraits PassTraits::of(const graph::OpCost& cost, Mode mode, bool backward) {
+  const bool statistics =
+      cost.statistics == graph::StatisticsPasses::kAll ||
+      (cost.statistics == graph::StatisticsPasses::kTraining && mode == Mode::kTraining);
+  return {cost.reduction_length, cost.matrix_kind, backward, statistics};
+}
+
 AnalyticalPredictor::AnalyticalPredictor(device::DeviceSpec device) : device_(std::move(device)) {}
 
 std::string AnalyticalPredictor::description() const {
@@ -37,6 +44,9 @@ std::string AnalyticalPredictor::description() const {
     regimes += fmt::format(", grouped convolutions x{:.2f}", e.grouped_conv_efficiency);
   if (e.backward_matrix_efficiency != 1)
     regimes += fmt::format(", gradient passes x{:.2f}", e.backward_matrix_efficiency);
+  if (e.statistics_memory_efficiency != 1)
+    regimes += fmt::format(", normalization statistics x{:.2f} of the bandwidth",
+                           e.statistics_memory_efficiency);
   const std::string calibration =
       device_.calibration.provenance.empty()
           ? "not calibrated on measurements (the catalog's estimated efficiencies)"
@@ -64,7 +74,7 @@ double AnalyticalPredictor::network_relative_power_std() const {
 
 double AnalyticalPredictor::compute_rate(const graph::PassCost& cost, graph::OpClass op_class,
                                          const OperatingPoint& point,
-                                         const MatrixTraits& traits) const {
+                                         const PassTraits& traits) const {
   const device::Efficiency& eff = device_.efficiency;
   const bool matrix = op_class == graph::OpClass::kMatrix;
   const Precision units = matrix ? point.precision : vector_precision(point.precision);
@@ -92,7 +102,7 @@ double AnalyticalPredictor::compute_rate(const graph::PassCost& cost, graph::OpC
 
 OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph::OpClass op_class,
                                              const OperatingPoint& point,
-                                             const MatrixTraits& matrix) const {
+                                             const PassTraits& matrix) const {
   OpEstimate estimate;
   if (cost.empty()) return estimate;
   const double clock_ratio = point.clock_mhz / device_.clock.boost_mhz;
@@ -105,7 +115,10 @@ OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph:
   // Flop slots the units spend: a kernel at η of peak keeps them issuing (and stalling) for its
   // whole compute time, so it draws the flop power of W/η flops, not of W.
   const double active_flops = cost.flops > 0 ? compute_s * *device_.peak(units) * clock_ratio : 0.0;
-  const double memory_s = cost.bytes / memory_rate;
+  const double memory_s =
+      cost.bytes / (matrix.statistics
+                        ? memory_rate * device_.efficiency.statistics_memory_efficiency
+                        : memory_rate);
   double time_s =
       std::max(compute_s, memory_s) + cost.kernels * device_.efficiency.kernel_overhead_s;
 
@@ -141,12 +154,12 @@ OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph:
 OpEstimate AnalyticalPredictor::predict(const OpQuery& query) const {
   const graph::PassCost& forward =
       query.mode == Mode::kInference ? query.cost.inference : query.cost.training_forward;
-  const MatrixTraits matrix{query.cost.reduction_length, query.cost.matrix_kind, false};
+  const PassTraits matrix = PassTraits::of(query.cost, query.mode, false);
   OpEstimate total = predict_pass(forward, query.cost.op_class, query.point, matrix);
   total.forward_time_s = total.time_s;
   if (query.mode == Mode::kTraining) {
     const OpEstimate backward = predict_pass(query.cost.backward, query.cost.op_class, query.point,
-                                             {matrix.reduction_length, matrix.kind, true});
+                                             PassTraits::of(query.cost, query.mode, true));
     const bool backward_dominates = backward.time_s > total.time_s;
     total.time_s += backward.time_s;
     total.energy_j += backward.energy_j;

@@ -5,12 +5,17 @@
 
 namespace nnergy::predict {
 
-/// What a matrix operator's pass runs at beyond its flops: graph::OpCost's reduction length and
-/// kernel family, and whether it is a gradient pass.
-struct MatrixTraits {
+/// What a pass runs at beyond its flops and bytes: for a matrix operator graph::OpCost's
+/// reduction length and kernel family and whether it is a gradient pass; for a normalization
+/// whether the pass computes statistics of its input.
+struct PassTraits {
   double reduction_length = 0;                        ///< K, MACs per output; 0: unknown
   graph::MatrixKind kind = graph::MatrixKind::kGemm;  ///< the kernel family
-  bool backward = false;  ///< the data- and weight-gradient pass of a training step
+  bool backward = false;    ///< the data- and weight-gradient pass of a training step
+  bool statistics = false;  ///< a normalization pass that reduces its input to statistics
+
+  /// The traits of `cost`'s forward pass (backward false) or gradient pass in `mode`.
+  static PassTraits of(const graph::OpCost& cost, Mode mode, bool backward);
 };
 
 /// Time, power and energy of one pass from first principles, no measurements of the network:
@@ -50,13 +55,13 @@ class AnalyticalPredictor : public OpPredictor {
   /// One pass of `op_class` work at `point` (also used for the optimizer step); `matrix`
   /// describes a matrix operator's pass (ignored for other classes).
   OpEstimate predict_pass(const graph::PassCost& cost, graph::OpClass op_class,
-                          const OperatingPoint& point, const MatrixTraits& matrix = {}) const;
+                          const OperatingPoint& point, const PassTraits& matrix = {}) const;
   /// Flop/s the pass's compute runs at: the efficiency of its units (device::Efficiency) times
   /// their peak at the clock, times the size and reduction factors, the kernel family's factor
   /// (Winograd, grouped) and the gradient passes' factor for matrix work. Throws InvalidInput when
   /// the device lacks the units' peak.
   double compute_rate(const graph::PassCost& cost, graph::OpClass op_class,
-                      const OperatingPoint& point, const MatrixTraits& matrix = {}) const;
+                      const OperatingPoint& point, const PassTraits& matrix = {}) const;
 
   const device::DeviceSpec& device() const { return device_; }
 

@@ -62,7 +62,8 @@ nlohmann::ordered_json device_json(const device::DeviceSpec& d) {
                      {"reduction_half", d.efficiency.reduction_half},
                      {"winograd_speedup", d.efficiency.winograd_speedup},
                      {"grouped_conv_efficiency", d.efficiency.grouped_conv_efficiency},
-                     {"backward_matrix_efficiency", d.efficiency.backward_matrix_efficiency}};
+                     {"backward_matrix_efficiency", d.efficiency.backward_matrix_efficiency},
+                     {"statistics_memory_efficiency", d.efficiency.statistics_memory_efficiency}};
   j["time_model"] = {{"calibrated", !d.calibration.provenance.empty()},
                      {"transferred", d.calibration.transferred},
                      {"generation", d.generation()},
