@@ -105,7 +105,7 @@ double TimedNetwork::predict_s(const predict::AnalyticalPredictor& analytical, d
   std::vector<double> time_s(passes_.size());
   for (std::size_t i = 0; i < passes_.size(); ++i) {
     const Pass& p = passes_[i];
-    time_s[i] = analytical.predict_pass(p.cost, p.op_class, point, p.matrix).time_s;
+    time_s[i] = analytical.predict_pass(p.cost, p.op_class, point, p.traits).time_s;
   }
   // A part timed on its own starts with an idle host and GPU, like the whole iteration.
   std::vector<KernelRun> runs;

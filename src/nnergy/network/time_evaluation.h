@@ -131,7 +131,7 @@ class TimedNetwork {
   struct Pass {
     graph::PassCost cost;
     graph::OpClass op_class = graph::OpClass::kUnknown;
-    predict::PassTraits matrix;
+    predict::PassTraits traits;
   };
   // Unique passes, and per issued run the pass it runs (forward in network order, backward in
   // reverse order, then the optimizer step when measured).

@@ -102,7 +102,7 @@ double AnalyticalPredictor::compute_rate(const graph::PassCost& cost, graph::OpC
 
 OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph::OpClass op_class,
                                              const OperatingPoint& point,
-                                             const PassTraits& matrix) const {
+                                             const PassTraits& traits) const {
   OpEstimate estimate;
   if (cost.empty()) return estimate;
   const double clock_ratio = point.clock_mhz / device_.clock.boost_mhz;
@@ -111,12 +111,12 @@ OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph:
   const double memory_rate = device_.efficiency.memory * device_.memory_bandwidth_byte_per_s *
                              std::min(1.0, clock_ratio / kMemorySaturationClockRatio);
   const double compute_s =
-      cost.flops > 0 ? cost.flops / compute_rate(cost, op_class, point, matrix) : 0.0;
+      cost.flops > 0 ? cost.flops / compute_rate(cost, op_class, point, traits) : 0.0;
   // Flop slots the units spend: a kernel at η of peak keeps them issuing (and stalling) for its
   // whole compute time, so it draws the flop power of W/η flops, not of W.
   const double active_flops = cost.flops > 0 ? compute_s * *device_.peak(units) * clock_ratio : 0.0;
   const double memory_s =
-      cost.bytes / (matrix.statistics
+      cost.bytes / (traits.statistics
                         ? memory_rate * device_.efficiency.statistics_memory_efficiency
                         : memory_rate);
   double time_s =
@@ -154,8 +154,8 @@ OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph:
 OpEstimate AnalyticalPredictor::predict(const OpQuery& query) const {
   const graph::PassCost& forward =
       query.mode == Mode::kInference ? query.cost.inference : query.cost.training_forward;
-  const PassTraits matrix = PassTraits::of(query.cost, query.mode, false);
-  OpEstimate total = predict_pass(forward, query.cost.op_class, query.point, matrix);
+  OpEstimate total = predict_pass(forward, query.cost.op_class, query.point,
+                                  PassTraits::of(query.cost, query.mode, false));
   total.forward_time_s = total.time_s;
   if (query.mode == Mode::kTraining) {
     const OpEstimate backward = predict_pass(query.cost.backward, query.cost.op_class, query.point,

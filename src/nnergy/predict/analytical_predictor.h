@@ -25,7 +25,8 @@ struct PassTraits {
 ///   does not, except that below half the boost clock the SMs issue loads too slowly to keep
 ///   DRAM busy (s(f) = min(1, 2f/f_boost)). η_c (of the tensor-core peak for matrix work where
 ///   the device has matrix units, with the size and reduction factors of device::Efficiency),
-///   η_m and the overhead come from the catalog, calibrated where `nnergy calibrate` set them.
+///   η_m (times statistics_memory_efficiency for a normalization's statistics passes) and the
+///   overhead come from the catalog, calibrated where `nnergy calibrate` set them.
 /// - energy: the archline, E = W_a·ε_flop·v² + Q·ε_mem + T·π0(f) (seed 003 Eq. 5), with
 ///   W_a = W/η the flop slots the units spend (a kernel at η of peak keeps them issuing and
 ///   stalling for its whole compute time, so power follows activity, not useful flops), and
@@ -52,16 +53,16 @@ class AnalyticalPredictor : public OpPredictor {
   /// e^σ − 1 of the device's power calibration (device::PowerActivity::power_log_sigma).
   double network_relative_power_std() const override;
 
-  /// One pass of `op_class` work at `point` (also used for the optimizer step); `matrix`
-  /// describes a matrix operator's pass (ignored for other classes).
+  /// One pass of `op_class` work at `point` (also used for the optimizer step); `traits` says
+  /// what kind of matrix or normalization pass it is (PassTraits::of; default: neither).
   OpEstimate predict_pass(const graph::PassCost& cost, graph::OpClass op_class,
-                          const OperatingPoint& point, const PassTraits& matrix = {}) const;
+                          const OperatingPoint& point, const PassTraits& traits = {}) const;
   /// Flop/s the pass's compute runs at: the efficiency of its units (device::Efficiency) times
   /// their peak at the clock, times the size and reduction factors, the kernel family's factor
   /// (Winograd, grouped) and the gradient passes' factor for matrix work. Throws InvalidInput when
   /// the device lacks the units' peak.
   double compute_rate(const graph::PassCost& cost, graph::OpClass op_class,
-                      const OperatingPoint& point, const PassTraits& matrix = {}) const;
+                      const OperatingPoint& point, const PassTraits& traits = {}) const;
 
   const device::DeviceSpec& device() const { return device_; }
 

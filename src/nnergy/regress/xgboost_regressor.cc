@@ -223,7 +223,11 @@ class UbjsonWalk : public nlohmann::json_sax<json> {
     if (!fits(elements)) return false;
     Frame frame;
     frame.object = object;
-    if (Frame* parent = parent_object()) frame.name = parent->key;
+    if (Frame* parent = parent_object()) {
+      frame.name = parent->key;
+      // A repeated key's array replaces the earlier one, for its values as for its size.
+      if (!object && is_index_array(frame.name)) parent->indices[frame.name].clear();
+    }
     scalar();  // counts as an element of an enclosing array
     frames_.push_back(std::move(frame));
     return true;
