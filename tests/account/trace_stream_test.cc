@@ -83,6 +83,35 @@ TEST(TraceStream, EveryBatchAndBlockBoundaryGivesTheSameEvents) {
   }
 }
 
+// The array's boundaries are followed 64 bytes at a time where no backslash is near: brackets
+// and quotes inside strings, strings that run across those 64-byte steps, and escapes next to
+// them, at every offset, give the names they hold.
+TEST(TraceStream, BracketsAndQuotesInsideStringsAtEveryOffset) {
+  std::string text = R"({"traceEvents": [)";
+  std::vector<std::string> expected;
+  for (int offset = 0; offset < 140; ++offset) {
+    const std::string pad(static_cast<std::size_t>(offset), 'x');
+    // Escaped (JSON text) and decoded forms: every third name holds escapes, the rest only
+    // brackets and braces, some long enough to span two steps.
+    std::string json_name = pad + "]}{[" + pad + "}]";
+    std::string name = json_name;
+    if (offset % 3 == 0) {
+      json_name = pad + R"(\"]}\\)" + pad;
+      name = pad + "\"]}\\" + pad;
+    }
+    if (offset > 0) text += ",";
+    text += R"({"ph": "X", "name": ")" + json_name +
+            R"(", "args": {"a": [1, {"b": "[{"}], "c": ")" + pad + R"("}})";
+    expected.push_back(name);
+  }
+  text += "]}";
+  for (std::size_t step : {text.size(), std::size_t{100}, std::size_t{64}, std::size_t{65}}) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    EXPECT_EQ(names_streamed(text, step, 1 << 20, nullptr), expected);
+    EXPECT_EQ(names_streamed(text, step, 300, nullptr), expected);
+  }
+}
+
 TEST(TraceStream, KinetoBaseTimeAfterTheEventsIsTheTraceEpoch) {
   TraceReaderRegistry readers;
   register_standard_trace_readers(readers);
@@ -106,7 +135,8 @@ TEST(TraceStream, TfProcessNamesAfterTheirEventsStillNameTheDevice) {
   EXPECT_EQ(trace.format, "tf-timeline");
   ASSERT_EQ(trace.events.size(), 1u);
   EXPECT_EQ(trace.events[0].device, "gpu:1");
-  EXPECT_EQ(trace.events[0].scoped_name, "m/MatMul");
+  EXPECT_EQ(trace.events[0].qualified_name, "m/MatMul");
+  EXPECT_TRUE(trace.events[0].named_by_trace);
 }
 
 void expect_invalid(const std::string& text, const std::string& part) {

@@ -297,7 +297,13 @@ Accounting account_energy(const std::vector<TraceEvent>& events,
   Accounting result;
   result.events.resize(events.size());
   std::map<std::string, std::vector<std::uint32_t>> by_device;
-  for (std::uint32_t i = 0; i < events.size(); ++i) by_device[events[i].device].push_back(i);
+  // Runs of events share a device: look the device up only where it changes.
+  std::vector<std::uint32_t>* indices_of_device = nullptr;
+  for (std::uint32_t i = 0; i < events.size(); ++i) {
+    if (i == 0 || events[i].device != events[i - 1].device)
+      indices_of_device = &by_device[events[i].device];
+    indices_of_device->push_back(i);
+  }
   for (const auto& [device, indices] : by_device) {
     DeviceAccount account;
     account.device = device;

@@ -116,15 +116,25 @@ void resolve_hierarchy(EventTrace& trace) {
 
   std::unordered_map<std::int64_t, std::size_t> launcher_of_external_id;
   std::unordered_map<std::int64_t, std::size_t> launcher_of_correlation;
+  // Sized once: growing them rehashes every entry several times on a large trace.
+  std::size_t with_external_id = 0;
+  std::size_t with_correlation = 0;
+  for (const TraceEvent& event : events) {
+    if (event.device != "cpu") continue;
+    with_external_id += event.external_id.has_value();
+    with_correlation += event.correlation.has_value();
+  }
+  launcher_of_external_id.reserve(with_external_id);
+  launcher_of_correlation.reserve(with_correlation);
   for (std::size_t i = 0; i < events.size(); ++i) {
     TraceEvent& event = events[i];
     if (event.pass == Pass::kBackward && scope[i].empty() && backward_sequence[i]) {
       const auto found = module_of_sequence.find(*backward_sequence[i]);
       if (found != module_of_sequence.end()) scope[i] = found->second;
     }
-    if (!event.scoped_name.empty()) {
-      event.qualified_name = event.scoped_name;
-      event.pass = starts_with(event.scoped_name, "gradients/") ? Pass::kBackward : Pass::kForward;
+    if (event.named_by_trace) {
+      event.pass =
+          starts_with(event.qualified_name, "gradients/") ? Pass::kBackward : Pass::kForward;
     } else if (event.is_scope && !event.module.empty()) {
       event.qualified_name = event.module + "/(self)";
     } else {
@@ -141,7 +151,7 @@ void resolve_hierarchy(EventTrace& trace) {
   }
   std::size_t unlinked = 0;
   for (TraceEvent& event : events) {
-    if (event.device == "cpu" || !event.scoped_name.empty()) continue;
+    if (event.device == "cpu" || event.named_by_trace) continue;
     const TraceEvent* launcher = nullptr;
     if (event.external_id) {
       const auto found = launcher_of_external_id.find(*event.external_id);

@@ -53,7 +53,8 @@ class TfTimelineReading final : public TraceReading {
     out.name = string_arg(fields, "op");
     if (out.name.empty()) out.name = std::string(fields.name);
     out.category = std::string(fields.category);
-    out.scoped_name = string_arg(fields, "name");
+    out.qualified_name = string_arg(fields, "name");
+    out.named_by_trace = !out.qualified_name.empty();
     out.start_s = fields.ts_us * 1e-6;
     out.duration_s = fields.dur_us * 1e-6;
     trace_.events.push_back(std::move(out));

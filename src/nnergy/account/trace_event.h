@@ -22,17 +22,21 @@ struct TraceEvent {
   std::uint64_t thread = 0;  ///< thread (CPU) or stream (GPU) id, unique within the device
   double start_s = 0;        ///< start, seconds on the trace's own time base (ts / 1e6)
   double duration_s = 0;     ///< >= 0
-  std::string scoped_name;   ///< the event's own scoped name (TF args.name), or empty
   std::string module;        ///< args.module, or empty
   std::optional<std::int64_t> external_id;  ///< Kineto args["External id"]
   std::optional<std::int64_t> correlation;  ///< Kineto args.correlation (kernel ↔ launch)
   std::optional<std::int64_t> sequence_nr;  ///< autograd sequence number (forward ↔ backward)
-  /// Filled by resolve_hierarchy: "Scope.path/op", the qualified tensor name (seed 001 Ex. 3.3).
+  /// "Scope.path/op", the qualified tensor name (seed 001 Ex. 3.3): filled by resolve_hierarchy,
+  /// or by the reader where the trace names every event in full (TF's args.name; then
+  /// `named_by_trace`).
   std::string qualified_name;
   Pass pass = Pass::kOther;  ///< filled by resolve_hierarchy
   /// True for module ranges and annotations that only give scope: they take energy only for the
   /// time no operator inside them runs (their "self" time).
   bool is_scope = false;
+  /// The reader set qualified_name from the trace's own scoped name (TF args.name), which
+  /// resolve_hierarchy keeps.
+  bool named_by_trace = false;
 };
 
 /// A program trace as read from one file.

@@ -7,8 +7,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "nnergy/core/error.h"
 
@@ -25,6 +30,74 @@ std::string describe(int c) {
 }
 
 bool is_space(int c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// The first byte of [p, end) that is one of `Cs`, or end. Tracking the array's boundaries visits
+// every byte of the file, so the bytes between the ones that matter (inside strings: a quote or a
+// backslash; inside containers: a quote or a bracket) are skipped 16 at a time where SSE2 is there.
+template <char... Cs>
+const char* find_first_of(const char* p, const char* end) {
+#if defined(__SSE2__)
+  while (end - p >= 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i hits = (_mm_cmpeq_epi8(bytes, _mm_set1_epi8(Cs)) | ...);
+    const int mask = _mm_movemask_epi8(hits);
+    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    p += 16;
+  }
+#endif
+  while (p < end && ((*p != Cs) && ...)) ++p;
+  return p;
+}
+
+#if defined(__SSE2__)
+// 64 bytes of text as bit masks: bit i set where byte i is one of the asked bytes.
+class Chunk {
+ public:
+  explicit Chunk(const char* p) {
+    for (int k = 0; k < 4; ++k)
+      lanes_[k] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+  }
+  template <char... Cs>
+  std::uint64_t mask() const {
+    std::uint64_t m = 0;
+    for (int k = 0; k < 4; ++k) {
+      const __m128i hits = (_mm_cmpeq_epi8(lanes_[k], _mm_set1_epi8(Cs)) | ...);
+      m |= std::uint64_t{static_cast<std::uint32_t>(_mm_movemask_epi8(hits))} << (16 * k);
+    }
+    return m;
+  }
+
+ private:
+  __m128i lanes_[4];
+};
+
+// Follows 64 bytes at p inside a container (depth > 0), whether they start inside a string
+// carried in and out, as the byte loop would: the parity of the quotes before a byte says
+// whether it is inside a string, and only brackets outside strings change the depth. Returns the
+// offset just past the bracket that closes the container, 64 when it stays open, or -1 when the
+// chunk holds a backslash (escapes are left to the byte loop).
+int scan_chunk(const char* p, int& depth, bool& in_string) {
+  const Chunk chunk(p);
+  if (chunk.mask<'\\'>() != 0) return -1;
+  std::uint64_t inside = chunk.mask<'"'>();  // becomes the prefix parity of the quotes
+  for (int shift = 1; shift < 64; shift *= 2) inside ^= inside << shift;
+  if (in_string) inside = ~inside;
+  const std::uint64_t open = chunk.mask<'{', '['>() & ~inside;
+  std::uint64_t brackets = (open | chunk.mask<'}', ']'>()) & ~inside;
+  while (brackets != 0) {
+    const int i = __builtin_ctzll(brackets);
+    if ((open >> i) & 1) {
+      ++depth;
+    } else if (--depth == 0) {
+      in_string = false;
+      return i + 1;
+    }
+    brackets &= brackets - 1;
+  }
+  in_string = (inside >> 63) != 0;
+  return 64;
+}
+#endif
 
 // The bytes of a source, a block at a time, with the offset of the current byte for messages.
 class Scanner {
@@ -75,36 +148,52 @@ class Scanner {
 
   // Appends the raw text of the JSON value that starts here (after whitespace) to `out`: a
   // string, a container with everything inside it, or a scalar up to its delimiter.
-  void scan_value(std::string& out, const std::string& what) {
+  // `what()` names the value in messages (called only then: this runs once per event).
+  template <typename What>
+  void scan_value(std::string& out, const What& what) {
     skip_whitespace();
     const int first = peek();
     if (first < 0 || first == ',' || first == ']' || first == '}' || first == ':') {
-      fail(what, first);
+      fail(what(), first);
     }
     int depth = 0;
     bool in_string = false;
     bool escape = false;
     std::size_t start = pos_;
+    std::size_t bytewise_until = 0;  // after a chunk with a backslash: the byte loop up to here
     for (;;) {
       if (pos_ == size_) {
         out.append(block_.get() + start, pos_ - start);
         if (!refill()) {
           if (in_string || depth > 0) {
-            fail(fmt::format("the rest of {} (the file ends inside it)", what), -1);
+            fail(fmt::format("the rest of {} (the file ends inside it)", what()), -1);
           }
           return;  // a scalar ending the input
         }
         start = 0;
+        bytewise_until = 0;
         continue;
       }
       const char* data = block_.get();
+#if defined(__SSE2__)
+      if (depth > 0 && !escape && pos_ >= bytewise_until && size_ - pos_ >= 64) {
+        const int scanned = scan_chunk(data + pos_, depth, in_string);
+        if (scanned < 0) {
+          bytewise_until = pos_ + 64;
+        } else {
+          pos_ += static_cast<std::size_t>(scanned);
+          if (depth == 0) break;
+          continue;
+        }
+      }
+#endif
       if (in_string) {
         if (escape) {
           escape = false;
           ++pos_;
           continue;
         }
-        while (pos_ < size_ && data[pos_] != '"' && data[pos_] != '\\') ++pos_;
+        pos_ = static_cast<std::size_t>(find_first_of<'"', '\\'>(data + pos_, data + size_) - data);
         if (pos_ == size_) continue;
         if (data[pos_] == '\\') {
           escape = true;
@@ -115,6 +204,12 @@ class Scanner {
         ++pos_;
         if (depth == 0) break;
         continue;
+      }
+      if (depth > 0) {
+        // Inside a container only strings and brackets change what follows.
+        pos_ = static_cast<std::size_t>(
+            find_first_of<'"', '{', '}', '[', ']'>(data + pos_, data + size_) - data);
+        if (pos_ == size_) continue;
       }
       const char c = data[pos_];
       if (c == '"') {
@@ -164,7 +259,8 @@ class Batcher {
 
   void add(Scanner& scanner) {
     if (count_ > 0) text_ += ',';
-    scanner.scan_value(text_, fmt::format("event {} (a JSON value)", first_ + count_));
+    scanner.scan_value(text_,
+                       [&] { return fmt::format("event {} (a JSON value)", first_ + count_); });
     ++count_;
     if (text_.size() >= batch_bytes_) flush(scanner.offset());
   }
@@ -258,7 +354,7 @@ TraceShape stream_trace_events(const ByteSource& source, const std::string& file
         scanner.skip_whitespace();
         if (scanner.peek() != '"') scanner.fail("a member name (a string)", scanner.peek());
         std::string raw_name;
-        scanner.scan_value(raw_name, "a member name");
+        scanner.scan_value(raw_name, [] { return std::string("a member name"); });
         const std::string name = member_name(raw_name, file_label);
         scanner.skip_whitespace();
         if (scanner.peek() != ':') scanner.fail("':' after \"" + name + "\"", scanner.peek());
@@ -270,7 +366,7 @@ TraceShape stream_trace_events(const ByteSource& source, const std::string& file
           stream_elements(scanner, batcher);
         } else {
           std::string value;
-          scanner.scan_value(value, "the value of \"" + name + "\"");
+          scanner.scan_value(value, [&] { return "the value of \"" + name + "\""; });
           shape.members.raw.emplace_back(name, std::move(value));
         }
         if (!scanner.next_or_close('}', [&] { return "\"" + name + "\""; })) break;
