@@ -29,11 +29,22 @@ double value_at(const Series& series, double t, bool interpolate, std::size_t& c
   return p0 + (p1 - p0) * (t - t0) / (t1 - t0);
 }
 
+// A start or end of an event, 16 bytes (two per event, so they count in memory per event).
 struct Boundary {
   double time_s;
   std::uint32_t local;  ///< index into the device's event list
-  std::uint32_t key;    ///< tie-break among boundaries at the same time
-  bool start;
+  /// Order among boundaries at the same time, the top bit set for a start: ends before starts
+  /// (intervals are half-open); outer starts first (rank), inner ends first (2^31 - 1 - rank).
+  std::uint32_t order;
+
+  static constexpr std::uint32_t kStartBit = std::uint32_t{1} << 31;
+  static Boundary start_of(double time_s, std::uint32_t local, std::uint32_t rank) {
+    return {time_s, local, kStartBit | rank};
+  }
+  static Boundary end_of(double time_s, std::uint32_t local, std::uint32_t rank) {
+    return {time_s, local, (kStartBit - 1) - rank};
+  }
+  bool start() const { return (order & kStartBit) != 0; }
 };
 
 class DeviceSweep {
@@ -76,22 +87,19 @@ class DeviceSweep {
     }
   }
 
-  void open(std::uint32_t local) {
-    share_at_open_[local] = share_j_;
-    unmeasured_at_open_[local] = unmeasured_s_;
-    time_at_open_[local] = now_;
-  }
+  // Where an event's open segment (the time it is innermost on its thread) starts.
+  struct Mark {
+    double share_j;
+    double unmeasured_s;
+    double time_s;
+  };
+  Mark open() const { return {share_j_, unmeasured_s_, now_}; }
 
-  void close(EventEnergy& energy, std::uint32_t local) {
-    energy.energy_j += share_j_ - share_at_open_[local];
-    energy.unmeasured_time_s += unmeasured_s_ - unmeasured_at_open_[local];
-    energy.exclusive_time_s += now_ - time_at_open_[local];
-  }
-
-  void reserve(std::size_t n) {
-    share_at_open_.resize(n);
-    unmeasured_at_open_.resize(n);
-    time_at_open_.resize(n);
+  // Ends the segment opened at `mark`, adding its share to `energy`.
+  void close(EventEnergy& energy, const Mark& mark) const {
+    energy.energy_j += share_j_ - mark.share_j;
+    energy.unmeasured_time_s += unmeasured_s_ - mark.unmeasured_s;
+    energy.exclusive_time_s += now_ - mark.time_s;
   }
 
   void set_now(double t) { now_ = t; }
@@ -118,9 +126,6 @@ class DeviceSweep {
   std::size_t busy_threads_ = 0;
   double share_j_ = 0;       // ∫ power / busy threads over measured busy time, J
   double unmeasured_s_ = 0;  // unmeasured wall time so far, s
-  std::vector<double> share_at_open_;
-  std::vector<double> unmeasured_at_open_;
-  std::vector<double> time_at_open_;
 };
 
 void sweep_device(const std::vector<TraceEvent>& events, const std::vector<std::uint32_t>& indices,
@@ -162,16 +167,14 @@ void sweep_device(const std::vector<TraceEvent>& events, const std::vector<std::
     window_end = std::max(window_end, key.start_s + key.duration_s);
     // A zero-length event has no time to receive energy.
     if (!(key.duration_s > 0)) continue;
-    boundaries.push_back({key.start_s, key.local, rank, true});
-    boundaries.push_back({key.start_s + key.duration_s, key.local,
-                          std::numeric_limits<std::uint32_t>::max() - rank, false});
+    boundaries.push_back(Boundary::start_of(key.start_s, key.local, rank));
+    boundaries.push_back(Boundary::end_of(key.start_s + key.duration_s, key.local, rank));
   }
   keys = {};
   // Same time: ends before starts (intervals are half-open); outer starts first, inner ends first.
   std::sort(boundaries.begin(), boundaries.end(), [](const Boundary& a, const Boundary& b) {
     if (a.time_s != b.time_s) return a.time_s < b.time_s;
-    if (a.start != b.start) return !a.start;
-    return a.key < b.key;
+    return a.order < b.order;
   });
   account.event_count = n;
   if (n > 0) {
@@ -181,32 +184,36 @@ void sweep_device(const std::vector<TraceEvent>& events, const std::vector<std::
   if (boundaries.empty()) return;
 
   DeviceSweep sweep(timeline, options.interpolate, account);
-  sweep.reserve(n);
   sweep.set_now(boundaries.front().time_s);
-  std::vector<std::vector<std::uint32_t>> stacks(thread_number.size());
+  // Per thread, the open events, innermost last, each with where its open segment started (only
+  // the innermost has one running; an outer one's restarts when it is innermost again).
+  struct Open {
+    std::uint32_t local;
+    DeviceSweep::Mark mark;
+  };
+  std::vector<std::vector<Open>> stacks(thread_number.size());
   for (const Boundary& boundary : boundaries) {
     sweep.advance(boundary.time_s);
-    std::vector<std::uint32_t>& stack = stacks[thread_of[boundary.local]];
-    EventEnergy& energy = energies[indices[boundary.local]];
-    if (boundary.start) {
+    std::vector<Open>& stack = stacks[thread_of[boundary.local]];
+    if (boundary.start()) {
       if (stack.empty()) {
         sweep.thread_busy();
       } else {
-        sweep.close(energies[indices[stack.back()]], stack.back());
+        sweep.close(energies[indices[stack.back().local]], stack.back().mark);
       }
-      stack.push_back(boundary.local);
-      sweep.open(boundary.local);
-    } else if (!stack.empty() && stack.back() == boundary.local) {
-      sweep.close(energy, boundary.local);
+      stack.push_back({boundary.local, sweep.open()});
+    } else if (!stack.empty() && stack.back().local == boundary.local) {
+      sweep.close(energies[indices[boundary.local]], stack.back().mark);
       stack.pop_back();
       if (stack.empty()) {
         sweep.thread_idle();
       } else {
-        sweep.open(stack.back());
+        stack.back().mark = sweep.open();
       }
     } else {
       // Not innermost (the events did not nest): it had no open segment; just forget it.
-      const auto found = std::find(stack.begin(), stack.end(), boundary.local);
+      const auto found = std::find_if(stack.begin(), stack.end(),
+                                      [&](const Open& o) { return o.local == boundary.local; });
       if (found != stack.end()) stack.erase(found);
     }
   }
