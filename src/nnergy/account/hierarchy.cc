@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -116,13 +117,18 @@ void resolve_hierarchy(EventTrace& trace) {
 
   std::unordered_map<std::int64_t, std::size_t> launcher_of_external_id;
   std::unordered_map<std::int64_t, std::size_t> launcher_of_correlation;
+  // The host's device number, compared per event instead of its name (none: no host events).
+  const auto cpu_entry = device_numbers.find("cpu");
+  const std::uint32_t cpu = cpu_entry == device_numbers.end()
+                                ? std::numeric_limits<std::uint32_t>::max()
+                                : cpu_entry->second;
   // Sized once: growing them rehashes every entry several times on a large trace.
   std::size_t with_external_id = 0;
   std::size_t with_correlation = 0;
-  for (const TraceEvent& event : events) {
-    if (event.device != "cpu") continue;
-    with_external_id += event.external_id.has_value();
-    with_correlation += event.correlation.has_value();
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (device_of[i] != cpu) continue;
+    with_external_id += events[i].external_id.has_value();
+    with_correlation += events[i].correlation.has_value();
   }
   launcher_of_external_id.reserve(with_external_id);
   launcher_of_correlation.reserve(with_correlation);
@@ -140,7 +146,7 @@ void resolve_hierarchy(EventTrace& trace) {
     } else {
       event.qualified_name = join_scope(scope[i], event.name);
     }
-    if (event.device == "cpu") {
+    if (device_of[i] == cpu) {
       // The innermost CPU op with an External id launched the kernel; cpu_op beats the
       // cuda_runtime call, which carries the same id.
       if (event.external_id && event.category != "cuda_runtime") {
@@ -150,8 +156,9 @@ void resolve_hierarchy(EventTrace& trace) {
     }
   }
   std::size_t unlinked = 0;
-  for (TraceEvent& event : events) {
-    if (event.device == "cpu" || event.named_by_trace) continue;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    TraceEvent& event = events[i];
+    if (device_of[i] == cpu || event.named_by_trace) continue;
     const TraceEvent* launcher = nullptr;
     if (event.external_id) {
       const auto found = launcher_of_external_id.find(*event.external_id);

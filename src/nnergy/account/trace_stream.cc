@@ -31,6 +31,15 @@ std::string describe(int c) {
 
 bool is_space(int c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
+#if defined(__SSE2__)
+// Bit i of the result set where byte i of the 16 is one of `Cs`.
+template <char... Cs>
+std::uint32_t matches(const __m128i bytes) {
+  const __m128i hits = (_mm_cmpeq_epi8(bytes, _mm_set1_epi8(Cs)) | ...);
+  return static_cast<std::uint32_t>(_mm_movemask_epi8(hits));
+}
+#endif
+
 // The first byte of [p, end) that is one of `Cs`, or end. Tracking the array's boundaries visits
 // every byte of the file, so the bytes between the ones that matter (inside strings: a quote or a
 // backslash; inside containers: a quote or a bracket) are skipped 16 at a time where SSE2 is there.
@@ -38,10 +47,8 @@ template <char... Cs>
 const char* find_first_of(const char* p, const char* end) {
 #if defined(__SSE2__)
   while (end - p >= 16) {
-    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i hits = (_mm_cmpeq_epi8(bytes, _mm_set1_epi8(Cs)) | ...);
-    const int mask = _mm_movemask_epi8(hits);
-    if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+    const std::uint32_t mask = matches<Cs...>(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    if (mask != 0) return p + __builtin_ctz(mask);
     p += 16;
   }
 #endif
@@ -60,10 +67,7 @@ class Chunk {
   template <char... Cs>
   std::uint64_t mask() const {
     std::uint64_t m = 0;
-    for (int k = 0; k < 4; ++k) {
-      const __m128i hits = (_mm_cmpeq_epi8(lanes_[k], _mm_set1_epi8(Cs)) | ...);
-      m |= std::uint64_t{static_cast<std::uint32_t>(_mm_movemask_epi8(hits))} << (16 * k);
-    }
+    for (int k = 0; k < 4; ++k) m |= std::uint64_t{matches<Cs...>(lanes_[k])} << (16 * k);
     return m;
   }
 
