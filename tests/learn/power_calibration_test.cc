@@ -197,8 +197,63 @@ TEST(PublishedTimes, HowASourceTimedItsRunsComesFromTheRecordAndProtocolsJson) {
   EXPECT_EQ(host_of(times.measurements[0]), "github:ryujaehun/pytorch-gpu-benchmark on h100-sxm");
 }
 
-TEST(PublishedTimes, AHostsEntryThatIsNotAnObjectOfNamesIsNamedWithItsFile) {
-  // A data directory like the project's, with a protocols.json whose hosts map a GPU to a number.
+TEST(PublishedTimes, ALatencyOfARunWhoseThroughputIsPublishedIsSkippedNamingTheThroughput) {
+  // protocols.json: NVIDIA's examples publish a run's throughput and latency; the throughput is
+  // scored, the latency (which also times the evaluation loop) is skipped.
+  dataset::PublishedMeasurement throughput =
+      h100_record("thr", "resnet50", "throughput", 1600, "samples/s");
+  throughput.source = "github:NVIDIA/DeepLearningExamples (resnet50v1.5/README.md @729963dd)";
+  dataset::PublishedMeasurement latency = throughput;
+  latency.id = "lat";
+  latency.quantity = "latency_avg_per_batch";
+  latency.value_si = 0.0061;
+  latency.unit_si = "s";
+  dataset::PublishedMeasurement other_batch = latency;  // no throughput of its run: scored
+  other_batch.id = "lat16";
+  other_batch.batch = 16;
+  const PublishedTimes times = published_times({latency, throughput, other_batch}, kDataDir, {"A"});
+  ASSERT_EQ(times.measurements.size(), 2u);
+  EXPECT_EQ(times.measurements[0].id, "thr");
+  EXPECT_DOUBLE_EQ(times.measurements[0].measured_s, 8.0 / 1600);
+  EXPECT_EQ(times.measurements[1].id, "lat16");
+  ASSERT_EQ(times.skipped.size(), 1u);
+  EXPECT_EQ(times.skipped[0].first, "lat");
+  EXPECT_EQ(times.skipped[0].second.rfind("the same run as thr (throughput), which is scored "
+                                          "instead: ",
+                                          0),
+            0u)
+      << times.skipped[0].second;
+}
+
+TEST(PublishedBandwidths, CopyKernelBandwidthsOfCatalogGpusBecomeAnchorsAndTheRestAreNamed) {
+  dataset::PublishedMeasurement copy =
+      h100_record("copy", "memory copy kernel", "achieved_fraction_of_peak_bandwidth", 0.87,
+                  "fraction");
+  copy.gpu = "NVIDIA A100 SXM4 40GB";
+  copy.grade = "C";
+  dataset::PublishedMeasurement roofline = copy;  // another kernel: not a streaming copy
+  roofline.id = "roofline";
+  roofline.network = "roofline kernel";
+  dataset::PublishedMeasurement unknown_gpu = copy;
+  unknown_gpu.id = "unknown";
+  unknown_gpu.gpu = "NVIDIA GeForce 256";
+  dataset::PublishedMeasurement percent = copy;
+  percent.id = "percent";
+  percent.value_si = 87;
+  percent.unit_si = "%";
+  const PublishedBandwidths b =
+      published_bandwidths({copy, roofline, unknown_gpu, percent}, kDataDir);
+  ASSERT_EQ(b.anchors.size(), 1u);
+  EXPECT_EQ(b.anchors[0].id, "copy");
+  EXPECT_EQ(b.anchors[0].device_id, "a100-40gb");
+  EXPECT_DOUBLE_EQ(b.anchors[0].fraction, 0.87);
+  EXPECT_EQ(b.skipped,
+            (Reasons{{"unknown", "GPU 'NVIDIA GeForce 256' is not in the device catalog"},
+                     {"percent", "expected a fraction in (0, 1] of the datasheet bandwidth"}}));
+}
+
+// A data directory like the project's, with `protocols` as its protocols.json.
+std::filesystem::path data_dir_with_protocols(const std::string& protocols) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() /
       ("nnergy-protocols-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
@@ -209,8 +264,32 @@ TEST(PublishedTimes, AHostsEntryThatIsNotAnObjectOfNamesIsNamedWithItsFile) {
   std::filesystem::create_directory_symlink(kDataDir / "calibration" / "networks",
                                             dir / "calibration" / "networks");
   std::filesystem::create_directory_symlink(kDataDir / "zoo", dir / "zoo");
-  std::ofstream(dir / "calibration" / "protocols.json")
-      << R"({"sources": {"github:ryujaehun/pytorch-gpu-benchmark": {"hosts": {"h100-sxm": 7}}}})";
+  std::ofstream(dir / "calibration" / "protocols.json") << protocols;
+  return dir;
+}
+
+TEST(PublishedTimes, AOneFigurePerRunEntryWithoutAListOfQuantitiesIsNamedWithItsFile) {
+  const std::filesystem::path dir = data_dir_with_protocols(
+      R"({"sources": {"github:NVIDIA/DeepLearningExamples": {"one_figure_per_run": ["throughput"]}}})");
+  dataset::PublishedMeasurement r = h100_record("r", "resnet18", "throughput", 100, "samples/s");
+  r.source = "github:NVIDIA/DeepLearningExamples (README.md @729963dd)";
+  try {
+    published_times({r}, dir, {"A"});
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidInput& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("protocols.json: sources.github:NVIDIA/DeepLearningExamples."
+                        "one_figure_per_run: expected {\"quantities\": [quantity names"),
+              std::string::npos)
+        << what;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PublishedTimes, AHostsEntryThatIsNotAnObjectOfNamesIsNamedWithItsFile) {
+  // A protocols.json whose hosts map a GPU to a number.
+  const std::filesystem::path dir = data_dir_with_protocols(
+      R"({"sources": {"github:ryujaehun/pytorch-gpu-benchmark": {"hosts": {"h100-sxm": 7}}}})");
   dataset::PublishedMeasurement r = h100_record("r", "resnet18", "time_per_iteration", 0.01, "s");
   r.source = "github:ryujaehun/pytorch-gpu-benchmark (results/x.csv @3f47a9e)";
   try {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "nnergy/graph/zoo.h"
@@ -161,6 +162,62 @@ TEST(TimeCalibration, AMachineTheFitDidNotSeeTakesItsSourcesOtherMachinesHostTim
   const auto with_ten = predict_with(prepared, all, catalog(), ten);
   for (std::size_t i = 0; i < all.size(); ++i)
     EXPECT_DOUBLE_EQ(other[i].predicted_s, with_ten[i].predicted_s) << i;
+}
+
+TEST(TimeCalibration, AnAnchoredGenerationsMemoryEfficiencyIsDrawnTowardsItsCopyKernels) {
+  const network::PreparedTimes prepared = synthetic();
+  CalibrationOptions options = synthetic_options();
+  options.bandwidth_anchor_sigma = 0.01;  // a tight prior: the anchor decides
+  const std::vector<BandwidthAnchor> anchors = {{"copy1", "a100-40gb", 0.88},
+                                                {"copy2", "a100-40gb", 0.92}};
+  const TimeFit free = fit_times(prepared, everything(prepared), catalog(), "synthetic", options);
+  const TimeFit anchored =
+      fit_times(prepared, everything(prepared), catalog(), "synthetic", options, anchors);
+  // The synthetic times were made with 0.6: free, the fit stays well below the anchors (these
+  // few times identify it loosely); anchored, it sits at their mean. Pascal has no anchor and
+  // stays where its times put it.
+  EXPECT_LT(free.parameters.generations.at("Ampere").memory, 0.85);
+  EXPECT_NEAR(anchored.parameters.generations.at("Ampere").memory, 0.9, 0.9 * 0.01);
+  EXPECT_NEAR(anchored.parameters.generations.at("Pascal").memory,
+              free.parameters.generations.at("Pascal").memory, 0.05);
+  ASSERT_FALSE(anchored.notes.empty());
+  EXPECT_EQ(anchored.notes.front(),
+            "Ampere: memory efficiency drawn towards 90.0 %, the mean of 2 copy-kernel "
+            "bandwidths measured on a100-40gb");
+}
+
+TEST(TimeCalibration, ACrossValidationFoldLeavesOutTheAnchorsOfTheGpusItHoldsOut) {
+  const network::PreparedTimes prepared = synthetic();
+  CalibrationOptions options = synthetic_options();
+  options.bandwidth_anchor_sigma = 0.01;
+  // A wrong anchor (the times were made with 0.6): used, it makes the A100's times wrong.
+  const std::vector<BandwidthAnchor> wrong = {{"copy", "a100-40gb", 0.15}};
+  const std::vector<std::size_t> all = everything(prepared);
+  const TimeFit with_wrong = fit_times(prepared, all, catalog(), "synthetic", options, wrong);
+  double worst_in_sample = 0;
+  for (const auto& t : predict_with(prepared, all, catalog(), with_wrong.parameters)) {
+    if (t.measurement.device_id == "a100-40gb")
+      worst_in_sample = std::max(worst_in_sample, std::abs(std::log(t.ratio())));
+  }
+  EXPECT_GT(worst_in_sample, std::log(1.2));
+  // Folds of one GPU and batch: a fold holding out A100 times fits the A100's other batch
+  // without the anchor, exactly as if there were none.
+  const auto by_gpu_and_batch = [](const NetworkTimeMeasurement& m) {
+    return m.device_id + " batch " + std::to_string(*m.bindings.batch);
+  };
+  const auto held_out = cross_validate(prepared, catalog(), by_gpu_and_batch, options, 2, wrong);
+  const auto unanchored = cross_validate(prepared, catalog(), by_gpu_and_batch, options, 2);
+  ASSERT_EQ(held_out.size(), prepared.measurements.size());
+  ASSERT_EQ(unanchored.size(), held_out.size());
+  std::size_t a100 = 0;
+  for (std::size_t k = 0; k < held_out.size(); ++k) {
+    if (held_out[k].measurement.device_id != "a100-40gb") continue;
+    ++a100;
+    EXPECT_EQ(held_out[k].measurement.id, unanchored[k].measurement.id);
+    EXPECT_DOUBLE_EQ(held_out[k].predicted_s, unanchored[k].predicted_s)
+        << held_out[k].measurement.id;
+  }
+  EXPECT_EQ(a100, 24u);
 }
 
 TEST(TimeCalibration, SourceKeyIsTheTextBeforeTheParenthesis) {

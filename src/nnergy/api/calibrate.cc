@@ -30,8 +30,13 @@ report::CalibrationReport calibrate(const CalibrateRequest& r) {
   const std::filesystem::path relative = published.lexically_normal().lexically_relative(data_dir);
   if (!relative.empty() && *relative.begin() != "..") corpus = "data/" + relative.string();
 
+  const learn::PublishedBandwidths bandwidths = learn::published_bandwidths(read.records, data_dir);
+
   report::CalibrationReport report;
-  report.calibration = learn::calibrate(prepared, catalog, corpus, r.fit, r.threads);
+  report.calibration =
+      learn::calibrate(prepared, catalog, corpus, r.fit, r.threads, bandwidths.anchors);
+  for (const auto& [id, why] : bandwidths.skipped)
+    report.calibration.fit.notes.push_back(id + ": copy-kernel bandwidth not used: " + why);
   device::CalibratedParameters p = report.calibration.fit.parameters;
   // Power on top of the calibrated times.
   const learn::PublishedPowers powers = learn::published_powers(read.records, data_dir, r.grades);

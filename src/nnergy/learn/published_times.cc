@@ -9,6 +9,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <tuple>
 
 #include "nnergy/core/error.h"
 #include "nnergy/graph/zoo.h"
@@ -239,6 +240,56 @@ std::optional<network::NetworkTimeMeasurement> run_of(const dataset::PublishedMe
   return m;
 }
 
+// The records that repeat a run of their source under a less preferred quantity
+// (protocols.json: one_figure_per_run, quantities in order of preference; a run is the same
+// source, GPU, network, mode, precision and batch): record id → why it is skipped, naming the
+// record scored instead.
+std::map<std::string, std::string> repeated_runs(
+    const std::vector<dataset::PublishedMeasurement>& records, const Mappings& maps) {
+  using Run = std::tuple<std::string, std::string, std::string, std::string, std::string,
+                         std::optional<std::int64_t>>;
+  struct Preferred {
+    std::size_t rank;
+    std::string id;
+    std::string quantity;
+  };
+  std::map<Run, Preferred> best;
+  std::map<std::string, std::pair<Run, std::size_t>> ranked;  // record id → run, rank
+  std::map<std::string, std::string> why_of_source;
+  for (const dataset::PublishedMeasurement& r : records) {
+    const std::string source = source_key(r.source);
+    if (!maps.protocols.contains(source)) continue;
+    const nlohmann::json& protocol = maps.protocols.at(source);
+    const auto rule = protocol.find("one_figure_per_run");
+    if (rule == protocol.end()) continue;
+    const auto quantities = rule->is_object() ? rule->find("quantities") : rule->end();
+    if (!rule->is_object() || quantities == rule->end() || !quantities->is_array() ||
+        !std::all_of(quantities->begin(), quantities->end(),
+                     [](const nlohmann::json& q) { return q.is_string(); })) {
+      throw InvalidInput((maps.dir / "protocols.json").string() + ": sources." + source +
+                         ".one_figure_per_run: expected {\"quantities\": [quantity names in "
+                         "order of preference], \"why\": text}");
+    }
+    const auto at = std::find(quantities->begin(), quantities->end(), r.quantity);
+    if (at == quantities->end()) continue;
+    const auto rank = static_cast<std::size_t>(at - quantities->begin());
+    const Run run{r.source, r.gpu, r.network, r.mode, r.precision.value_or(""), r.batch};
+    ranked[r.id] = {run, rank};
+    why_of_source[r.id] = rule->value("why", std::string());
+    const auto [it, inserted] = best.try_emplace(run, Preferred{rank, r.id, r.quantity});
+    if (!inserted && rank < it->second.rank) it->second = {rank, r.id, r.quantity};
+  }
+  std::map<std::string, std::string> repeated;
+  for (const auto& [id, run_rank] : ranked) {
+    const Preferred& scored = best.at(run_rank.first);
+    if (scored.id == id) continue;
+    repeated[id] = fmt::format("the same run as {} ({}), which is scored instead: {} "
+                               "(data/calibration/protocols.json)",
+                               scored.id, scored.quantity, why_of_source.at(id));
+  }
+  return repeated;
+}
+
 // What a record's quantity measures of a run.
 enum class Figure { kTime, kPower, kEnergy };
 
@@ -271,6 +322,7 @@ PublishedFigures figures_of(const std::vector<dataset::PublishedMeasurement>& re
                             const std::vector<std::string>& grades, const std::set<Figure>& wanted,
                             const std::optional<std::string>& other_reason) {
   const Mappings maps = read_mappings(data_dir);
+  const std::map<std::string, std::string> repeated = repeated_runs(records, maps);
   PublishedFigures out;
   for (const dataset::PublishedMeasurement& r : records) {
     network::TimedPart part = network::TimedPart::kIteration;
@@ -278,6 +330,10 @@ PublishedFigures figures_of(const std::vector<dataset::PublishedMeasurement>& re
     if (!figure || !wanted.contains(*figure)) {
       if (other_reason)
         out.skipped.emplace_back(r.id, "quantity '" + r.quantity + "'" + *other_reason);
+      continue;
+    }
+    if (const auto it = repeated.find(r.id); it != repeated.end()) {
+      out.skipped.emplace_back(r.id, it->second);
       continue;
     }
     std::string why;
@@ -342,6 +398,24 @@ PublishedEnergies published_energies(const std::vector<dataset::PublishedMeasure
                                      const std::vector<std::string>& grades) {
   PublishedFigures f = figures_of(records, data_dir, grades, {Figure::kEnergy}, std::nullopt);
   return {std::move(f.energies), std::move(f.skipped), std::move(f.assumptions)};
+}
+
+PublishedBandwidths published_bandwidths(const std::vector<dataset::PublishedMeasurement>& records,
+                                         const std::filesystem::path& data_dir) {
+  const nlohmann::json gpus = read_mapping(data_dir / "calibration" / "gpus.json").at("gpus");
+  PublishedBandwidths out;
+  for (const dataset::PublishedMeasurement& r : records) {
+    if (r.quantity != "achieved_fraction_of_peak_bandwidth" || r.network != "memory copy kernel")
+      continue;
+    if (!gpus.contains(r.gpu) || !gpus.at(r.gpu).is_string()) {
+      out.skipped.emplace_back(r.id, "GPU '" + r.gpu + "' is not in the device catalog");
+    } else if (r.unit_si != "fraction" || !r.value_si || !(*r.value_si > 0 && *r.value_si <= 1)) {
+      out.skipped.emplace_back(r.id, "expected a fraction in (0, 1] of the datasheet bandwidth");
+    } else {
+      out.anchors.push_back({r.id, gpus.at(r.gpu).get<std::string>(), *r.value_si});
+    }
+  }
+  return out;
 }
 
 PublishedFigures published_figures(const std::vector<dataset::PublishedMeasurement>& records,

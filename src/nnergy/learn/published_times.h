@@ -17,6 +17,7 @@
 
 #include "nnergy/core/setting_name.h"
 #include "nnergy/dataset/published_measurement.h"
+#include "nnergy/learn/time_calibration.h"
 #include "nnergy/network/time_evaluation.h"
 
 namespace nnergy::learn {
@@ -37,7 +38,10 @@ struct PublishedTimes {
 /// "training_forward"/"training_backward" (parts of a training iteration); "training" (with the
 /// optimizer step). A record of a framework without cuDNN, a record without a batch, with another
 /// quantity or mode, a GPU or network the mapping files lack, or a grade not asked for is skipped
-/// with the reason (power and energy records too: published_figures takes those). A record
+/// with the reason (power and energy records too: published_figures takes those), and so is a
+/// record that repeats a run its source also publishes under a preferred quantity
+/// (data/calibration/protocols.json, one_figure_per_run: NVIDIA's inference latency next to the
+/// throughput of the same run), naming the record scored instead. A record
 /// without a batch takes the one data/calibration/assumed_batches.json
 /// gives for its id (named in `assumptions`), else is skipped. A per-operator time
 /// ("layer_forward_time") becomes a measurement of the nodes data/calibration/layer_ops.json
@@ -46,6 +50,18 @@ struct PublishedTimes {
 PublishedTimes published_times(const std::vector<dataset::PublishedMeasurement>& records,
                                const std::filesystem::path& data_dir,
                                const std::vector<std::string>& grades);
+
+/// The copy-kernel bandwidths of `records` (quantity "achieved_fraction_of_peak_bandwidth" of
+/// the network "memory copy kernel", a fraction in (0, 1]) whose GPU data/calibration/gpus.json
+/// maps to a catalog device, as anchors of the memory efficiency (fit_times); every other such
+/// record is skipped with the reason. Grades are not filtered: these microbenchmarks are grade C,
+/// the grade meant for device parameters. Throws InvalidInput when gpus.json cannot be read.
+struct PublishedBandwidths {
+  std::vector<BandwidthAnchor> anchors;
+  std::vector<std::pair<std::string, std::string>> skipped;  ///< record id, reason
+};
+PublishedBandwidths published_bandwidths(const std::vector<dataset::PublishedMeasurement>& records,
+                                         const std::filesystem::path& data_dir);
 
 /// Throws InvalidInput naming the setting `grades` (as `names` spells it) and the first grade
 /// that is not one of dataset::published_grades() (A, B, C).

@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <cmath>
 #include <map>
 #include <set>
@@ -128,7 +129,8 @@ class Problem {
  public:
   Problem(const PreparedTimes& prepared, const std::vector<std::size_t>& use,
           const device::DeviceCatalog& catalog, std::string corpus,
-          const CalibrationOptions& options, std::vector<std::string>& notes)
+          const CalibrationOptions& options, const std::vector<BandwidthAnchor>& anchors,
+          std::vector<std::string>& notes)
       : prepared_(prepared),
         catalog_(catalog),
         corpus_(std::move(corpus)),
@@ -227,9 +229,30 @@ class Problem {
       }
       if (m.input_copied && m.nodes.empty()) copy_rows.push_back(k);
     }
+    // Per generation the copy-kernel bandwidths its GPUs reached, where measured.
+    std::map<std::string, std::vector<const BandwidthAnchor*>> anchors_of;
+    for (const BandwidthAnchor& a : anchors)
+      anchors_of[catalog.find(a.device_id).generation()].push_back(&a);
     for (const auto& [g, rows] : generation_rows) {
       parameters_.push_back({Kind::kCompute, g, logit(0.6), 1.5, rows});
-      parameters_.push_back({Kind::kMemory, g, logit(0.8), 1.5, rows});
+      if (const auto it = anchors_of.find(g); it != anchors_of.end()) {
+        double sum = 0;
+        std::set<std::string> gpus;
+        for (const BandwidthAnchor* a : it->second) {
+          sum += a->fraction;
+          gpus.insert(a->device_id);
+        }
+        const double mean = sum / static_cast<double>(it->second.size());
+        parameters_.push_back(
+            {Kind::kMemory, g, logit(mean), options.bandwidth_anchor_sigma, rows});
+        notes.push_back(fmt::format(
+            "{}: memory efficiency drawn towards {:.1f} %, the mean of {} copy-kernel "
+            "bandwidths measured on {}",
+            g, 100 * mean, it->second.size(),
+            join_with_commas(std::vector<std::string>(gpus.begin(), gpus.end()))));
+      } else {
+        parameters_.push_back({Kind::kMemory, g, logit(0.8), 1.5, rows});
+      }
       if (tensor_rows.count(g))
         parameters_.push_back({Kind::kTensor, g, logit(0.4), 1.5, tensor_rows[g]});
     }
@@ -452,9 +475,9 @@ std::string host_of(const NetworkTimeMeasurement& m) {
 
 TimeFit fit_times(const PreparedTimes& prepared, const std::vector<std::size_t>& use,
                   const device::DeviceCatalog& catalog, const std::string& corpus,
-                  const CalibrationOptions& options) {
+                  const CalibrationOptions& options, const std::vector<BandwidthAnchor>& anchors) {
   TimeFit fit;
-  const Problem problem(prepared, use, catalog, corpus, options, fit.notes);
+  const Problem problem(prepared, use, catalog, corpus, options, anchors, fit.notes);
   Functor functor(problem);
   Eigen::LevenbergMarquardt<Functor> lm(functor);
   lm.setMaxfev(400);
@@ -490,7 +513,8 @@ std::vector<network::EvaluatedTime> predict_with(const PreparedTimes& prepared,
 std::vector<network::EvaluatedTime> cross_validate(
     const PreparedTimes& prepared, const device::DeviceCatalog& catalog,
     const std::function<std::string(const NetworkTimeMeasurement&)>& group,
-    const CalibrationOptions& options, unsigned threads) {
+    const CalibrationOptions& options, unsigned threads,
+    const std::vector<BandwidthAnchor>& anchors) {
   std::map<std::string, std::vector<std::size_t>> members;
   for (std::size_t i = 0; i < prepared.measurements.size(); ++i)
     members[group(prepared.measurements[i])].push_back(i);
@@ -502,7 +526,13 @@ std::vector<network::EvaluatedTime> cross_validate(
     for (const auto& [key, rows] : members) {
       if (key != keys[k]) train.insert(train.end(), rows.begin(), rows.end());
     }
-    const TimeFit fit = fit_times(prepared, train, catalog, "", options);
+    // The held-out GPUs' own microbenchmarks leave with them.
+    std::set<std::string> held_out_gpus;
+    for (std::size_t i : members[keys[k]]) held_out_gpus.insert(prepared.measurements[i].device_id);
+    std::vector<BandwidthAnchor> kept;
+    std::copy_if(anchors.begin(), anchors.end(), std::back_inserter(kept),
+                 [&](const BandwidthAnchor& a) { return !held_out_gpus.contains(a.device_id); });
+    const TimeFit fit = fit_times(prepared, train, catalog, "", options, kept);
     folds[k] = predict_with(prepared, members[keys[k]], catalog, fit.parameters);
   });
   std::vector<network::EvaluatedTime> out;
@@ -512,18 +542,18 @@ std::vector<network::EvaluatedTime> cross_validate(
 
 Calibration calibrate(const PreparedTimes& prepared, const device::DeviceCatalog& catalog,
                       const std::string& corpus, const CalibrationOptions& options,
-                      unsigned threads) {
+                      unsigned threads, const std::vector<BandwidthAnchor>& anchors) {
   Calibration c;
   std::vector<std::size_t> all(prepared.measurements.size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-  c.fit = fit_times(prepared, all, catalog, corpus, options);
+  c.fit = fit_times(prepared, all, catalog, corpus, options, anchors);
   c.in_sample = predict_with(prepared, all, catalog, c.fit.parameters);
   c.leave_one_gpu_out = cross_validate(
       prepared, catalog, [](const NetworkTimeMeasurement& m) { return m.device_id; }, options,
-      threads);
+      threads, anchors);
   c.leave_one_source_out = cross_validate(
       prepared, catalog, [](const NetworkTimeMeasurement& m) { return source_key(m.source); },
-      options, threads);
+      options, threads, anchors);
 
   // Uncertainty from the leave-one-GPU-out residuals: a GPU whose generation kept enough
   // measurements without it tells how well a calibrated generation predicts a new GPU of it;

@@ -32,6 +32,21 @@ struct CalibrationOptions {
   /// The host machine whose launch time becomes `predict`'s default: eager PyTorch on a
   /// current server, measured by two sources.
   std::string host_launch_host = "DGX A100";
+  /// σ, in logit space, of the prior that draws a generation's memory efficiency towards the
+  /// bandwidth its GPUs' copy kernels reached (BandwidthAnchor).
+  double bandwidth_anchor_sigma = 0.3;
+};
+
+/// The share of a GPU's datasheet bandwidth a streaming copy kernel reached, measured by a
+/// microbenchmark (a grade C record of the corpus): where a fitted generation's GPUs have such
+/// measurements, the prior of its memory efficiency is their mean instead of the nominal 80 %.
+/// Whole-network times alone leave that efficiency poorly identified: kernels the model does
+/// not yet place (depthwise convolutions, say) can pull it far below what a streaming kernel
+/// reaches, and then every large elementwise operator comes out too slow.
+struct BandwidthAnchor {
+  std::string id;         ///< the record's id
+  std::string device_id;  ///< catalog id of the GPU
+  double fraction = 0;    ///< achieved / datasheet bandwidth, (0, 1)
 };
 
 /// The part of a measurement's source before " (" (e.g. "github:owner/repo").
@@ -52,10 +67,12 @@ struct TimeFit {
 
 /// Fits the parameters to the measurements `use` (indices into `prepared`) by Levenberg–Marquardt
 /// on ln(predicted/measured), with weak priors that keep unidentified parameters at nominal
-/// values; each device's datasheet comes from `catalog`. `corpus` names the measurements.
+/// values, and the memory efficiency of a generation with `anchors` of its GPUs drawn towards
+/// their mean; each device's datasheet comes from `catalog`. `corpus` names the measurements.
 TimeFit fit_times(const network::PreparedTimes& prepared, const std::vector<std::size_t>& use,
                   const device::DeviceCatalog& catalog, const std::string& corpus,
-                  const CalibrationOptions& options = {});
+                  const CalibrationOptions& options = {},
+                  const std::vector<BandwidthAnchor>& anchors = {});
 
 /// Predictions of the measurements `use` with `parameters` applied to `catalog`'s devices
 /// (transferred where their generation was not fitted); a measurement's host launch time is its
@@ -69,12 +86,14 @@ std::vector<network::EvaluatedTime> predict_with(const network::PreparedTimes& p
                                                  const device::CalibratedParameters& parameters);
 
 /// Leave-one-group-out cross-validation: for each value of `group`, fits on the measurements of
-/// the other values and predicts those of this one. Every prediction is out of sample. The
-/// folds run on up to `threads` threads (0: the hardware's).
+/// the other values, and the anchors of the other GPUs than theirs, and predicts those of this
+/// one. Every prediction is out of sample. The folds run on up to `threads` threads (0: the
+/// hardware's).
 std::vector<network::EvaluatedTime> cross_validate(
     const network::PreparedTimes& prepared, const device::DeviceCatalog& catalog,
     const std::function<std::string(const network::NetworkTimeMeasurement&)>& group,
-    const CalibrationOptions& options = {}, unsigned threads = 0);
+    const CalibrationOptions& options = {}, unsigned threads = 0,
+    const std::vector<BandwidthAnchor>& anchors = {});
 
 /// The whole calibration: the fit on every measurement, its leave-one-GPU-out and
 /// leave-one-source-out cross-validations, and the uncertainties (time_log_sigma) set from the
@@ -88,6 +107,6 @@ struct Calibration {
 };
 Calibration calibrate(const network::PreparedTimes& prepared, const device::DeviceCatalog& catalog,
                       const std::string& corpus, const CalibrationOptions& options = {},
-                      unsigned threads = 0);
+                      unsigned threads = 0, const std::vector<BandwidthAnchor>& anchors = {});
 
 }  // namespace nnergy::learn
