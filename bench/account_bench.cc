@@ -2,6 +2,7 @@
 // optimised sweep). Target: under 2 s per accounting.
 #include <benchmark/benchmark.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,8 @@ constexpr std::size_t kThreads = 4;
 constexpr double kSpan_s = 100.0;
 
 // kThreads threads, each a sequence of module ranges holding 4 ops (5 events per group), over
-// kSpan_s seconds; 12 self-similar layers.
-std::vector<TraceEvent> make_events() {
+// kSpan_s seconds; 12 self-similar layers. The events' names view `names`.
+std::vector<TraceEvent> make_events(nnergy::account::NameTable& names) {
   std::vector<TraceEvent> events;
   events.reserve(kEvents);
   const std::size_t groups_per_thread = kEvents / 5 / kThreads;
@@ -31,7 +32,7 @@ std::vector<TraceEvent> make_events() {
     for (std::size_t g = 0; g < groups_per_thread; ++g) {
       const double start = static_cast<double>(g) * group_s + 1e-6 * static_cast<double>(thread);
       TraceEvent module;
-      module.name = "module::Net.layers." + std::to_string(g % 12);
+      module.name = names.intern("module::Net.layers." + std::to_string(g % 12));
       module.module = module.name.substr(8);
       module.is_scope = true;
       module.device = "cpu";
@@ -71,7 +72,8 @@ std::string make_trace_text(const std::vector<TraceEvent>& events) {
   for (std::size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& e = events[i];
     if (i > 0) text += ",\n";
-    text += "{\"name\":\"" + e.name + "\",\"ph\":\"X\",\"ts\":" + std::to_string(e.start_s * 1e6) +
+    text += "{\"name\":\"" + std::string(e.name) +
+            "\",\"ph\":\"X\",\"ts\":" + std::to_string(e.start_s * 1e6) +
             ",\"dur\":" + std::to_string(e.duration_s * 1e6) +
             ",\"tid\":" + std::to_string(e.thread) + ",\"pid\":\"CPU functions\",\"args\":{}}";
   }
@@ -80,12 +82,14 @@ std::string make_trace_text(const std::vector<TraceEvent>& events) {
 
 // Hierarchy, sweep and TEF/STEF on events already in memory.
 void BM_AccountMillionEvents(benchmark::State& state) {
-  const std::vector<TraceEvent> raw = make_events();
+  const auto names = std::make_shared<nnergy::account::NameTable>();
+  const std::vector<TraceEvent> raw = make_events(*names);
   const std::vector<nnergy::account::PowerTimeline> power = {make_power()};
   const auto rules = nnergy::account::default_summarize_rules();
   for (auto _ : state) {
     state.PauseTiming();
     nnergy::account::EventTrace trace;
+    trace.names = names;
     trace.events = raw;
     state.ResumeTiming();
     nnergy::account::resolve_hierarchy(trace);
@@ -102,7 +106,8 @@ BENCHMARK(BM_AccountMillionEvents)->Unit(benchmark::kMillisecond)->Iterations(3)
 // The same with the trace's JSON text (112 MB, in memory) read into events first: streamed in
 // batches of events, each parsed with simdjson.
 void BM_AccountMillionEventsWithParse(benchmark::State& state) {
-  const std::string text = make_trace_text(make_events());
+  nnergy::account::NameTable names;
+  const std::string text = make_trace_text(make_events(names));
   const std::vector<nnergy::account::PowerTimeline> power = {make_power()};
   const auto rules = nnergy::account::default_summarize_rules();
   nnergy::account::TraceReaderRegistry readers;

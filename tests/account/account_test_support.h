@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nnergy/account/energy_sweep.h"
@@ -8,8 +9,9 @@
 
 namespace nnergy::account::testing {
 
-/// A CPU event on `thread` from `start_s` for `duration_s`, named `name`.
-inline TraceEvent cpu_event(const std::string& name, std::uint64_t thread, double start_s,
+/// A CPU event on `thread` from `start_s` for `duration_s`, named `name` (viewed, not copied:
+/// a literal, or text that outlives the event).
+inline TraceEvent cpu_event(std::string_view name, std::uint64_t thread, double start_s,
                             double duration_s) {
   TraceEvent e;
   e.name = name;

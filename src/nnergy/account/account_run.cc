@@ -165,6 +165,7 @@ AccountRun load_account_run(const AccountInputs& inputs, const TraceReaderRegist
       std::move(l.trace.events.begin(), l.trace.events.end(), std::back_inserter(run.events));
     }
     l.trace.events = {};
+    run.names.push_back(std::move(l.trace.names));
   }
 
   std::map<std::string, std::vector<measure::PowerTrace>> by_device;

@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -55,7 +56,10 @@ struct AccountRun {
   std::string label;
   std::vector<std::string> trace_formats;
   std::vector<TraceEvent> events;  ///< start_s on the accounting base (UNIX time − base_epoch_s)
-  double base_epoch_s = 0;         ///< UNIX time of accounting time 0, s
+  /// The name tables of the traces read, which the events' texts view: they live as long as the
+  /// run (and its copies).
+  std::vector<std::shared_ptr<const NameTable>> names;
+  double base_epoch_s = 0;           ///< UNIX time of accounting time 0, s
   std::vector<PowerTimeline> power;  ///< one per device with power
   /// Energy of each device's whole power trace, J, and its time range on the base, s.
   struct PowerRange {

@@ -148,11 +148,11 @@ std::optional<std::int64_t> integer_arg(const ChromeEventFields& fields, std::st
   return std::nullopt;
 }
 
-std::string string_arg(const ChromeEventFields& fields, std::string_view key) {
+std::string_view string_arg(const ChromeEventFields& fields, std::string_view key) {
   if (!fields.has_args) return {};
   std::string_view text;
   if (fields.args[key].get_string().get(text) != simdjson::SUCCESS) return {};
-  return std::string(text);
+  return text;
 }
 
 }  // namespace nnergy::account

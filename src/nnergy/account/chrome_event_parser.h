@@ -31,7 +31,7 @@ ChromeEventFields parse_chrome_event(const simdjson::dom::element& event, std::s
 
 /// args[key] as an integer (number or numeric string), or nothing.
 std::optional<std::int64_t> integer_arg(const ChromeEventFields& fields, std::string_view key);
-/// args[key] as a string, or empty.
-std::string string_arg(const ChromeEventFields& fields, std::string_view key);
+/// args[key] as a string, or empty; a view into the batch being read (intern it to keep it).
+std::string_view string_arg(const ChromeEventFields& fields, std::string_view key);
 
 }  // namespace nnergy::account

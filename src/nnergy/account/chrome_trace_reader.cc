@@ -47,18 +47,20 @@ class ChromeTraceReading final : public TraceReading {
       if (negative_++ == 0) first_negative_ = index;
       return;
     }
+    NameTable& names = *trace_.names;
     TraceEvent out;
-    out.name = std::string(fields.name);
-    out.category = std::string(fields.category);
+    out.name = names.intern(fields.name);
+    out.category = names.intern(fields.category);
     out.start_s = fields.ts_us * 1e-6;
     out.duration_s = fields.dur_us * 1e-6;
     max_ts_us_ = std::max(max_ts_us_, fields.ts_us);
     const bool gpu = is_gpu_category(fields.category) || fields.pid_text == "CUDA functions";
     if (gpu) {
       const auto device = integer_arg(fields, "device");
-      out.device = "gpu:" + (device ? std::to_string(*device)
-                                    : (fields.pid_text == "CUDA functions" ? std::string("0")
-                                                                           : fields.pid_text));
+      out.device =
+          names.intern("gpu:" + (device ? std::to_string(*device)
+                                        : (fields.pid_text == "CUDA functions" ? std::string("0")
+                                                                               : fields.pid_text)));
       out.thread = fields.tid;
     } else {
       out.device = "cpu";
@@ -68,7 +70,8 @@ class ChromeTraceReading final : public TraceReading {
     out.external_id = integer_arg(fields, "External id");
     out.correlation = integer_arg(fields, "correlation");
     out.sequence_nr = integer_arg(fields, "Sequence number");
-    out.module = string_arg(fields, "module");
+    out.module = names.intern(string_arg(fields, "module"));
+    // The module of a module range is the rest of its (interned) name.
     if (starts_with(out.name, "module::")) {
       out.module = out.name.substr(8);
       out.is_scope = true;

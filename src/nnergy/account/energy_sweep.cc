@@ -308,7 +308,7 @@ Accounting account_energy(const std::vector<TraceEvent>& events,
   std::vector<std::uint32_t>* indices_of_device = nullptr;
   for (std::uint32_t i = 0; i < events.size(); ++i) {
     if (i == 0 || events[i].device != events[i - 1].device)
-      indices_of_device = &by_device[events[i].device];
+      indices_of_device = &by_device[std::string(events[i].device)];
     indices_of_device->push_back(i);
   }
   for (const auto& [device, indices] : by_device) {

@@ -22,7 +22,8 @@ void add_into(FootprintEntry& into, const FootprintEntry& from) {
   into.event_count += from.event_count;
 }
 
-Footprint sorted(std::unordered_map<std::string, FootprintEntry>&& entries) {
+template <typename Key>
+Footprint sorted(std::unordered_map<Key, FootprintEntry>&& entries) {
   Footprint result;
   result.reserve(entries.size());
   for (auto& [name, entry] : entries) result.push_back(std::move(entry));
@@ -58,12 +59,13 @@ Footprint tensor_energy_footprint(const std::vector<TraceEvent>& events,
   if (accounting.events.size() != events.size()) {
     throw InternalError("tensor_energy_footprint: accounting of another trace");
   }
-  std::unordered_map<std::string, FootprintEntry> entries;
+  // Keyed by the events' own views: no string is built per event.
+  std::unordered_map<std::string_view, FootprintEntry> entries;
   for (std::size_t i = 0; i < events.size(); ++i) {
     const TraceEvent& event = events[i];
     const EventEnergy& energy = accounting.events[i];
     FootprintEntry& entry = entries[event.qualified_name];
-    entry.name = event.qualified_name;
+    if (entry.event_count == 0) entry.name = event.qualified_name;
     entry.energy_j += energy.energy_j;
     entry.time_s += energy.exclusive_time_s;
     entry.unmeasured_time_s += energy.unmeasured_time_s;

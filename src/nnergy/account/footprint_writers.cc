@@ -122,7 +122,10 @@ std::string perfetto_trace(const AccountRun& run, const Accounting& accounting,
                            const RunContext& context) {
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
   std::map<std::string, int> processes;
-  for (const TraceEvent& e : run.events) processes[e.device] = process_of(e.device);
+  for (const TraceEvent& e : run.events) {
+    const std::string device(e.device);
+    processes[device] = process_of(device);
+  }
   for (const PowerTimeline& t : run.power) processes[t.device] = process_of(t.device);
   for (const auto& [device, pid] : processes) {
     events.push_back(
@@ -138,7 +141,7 @@ std::string perfetto_trace(const AccountRun& run, const Accounting& accounting,
     nlohmann::ordered_json event = {{"ph", "X"},
                                     {"name", e.name},
                                     {"cat", e.category.empty() ? "op" : e.category},
-                                    {"pid", process_of(e.device)},
+                                    {"pid", process_of(std::string(e.device))},
                                     {"tid", it->second},
                                     {"ts", e.start_s * 1e6},
                                     {"dur", e.duration_s * 1e6}};

@@ -16,15 +16,15 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 
 bool is_backward_marker(const TraceEvent& event) {
   return starts_with(event.name, "autograd::engine::evaluate_function") ||
-         event.name.find("Backward") != std::string::npos;
+         event.name.find("Backward") != std::string_view::npos;
 }
 
-std::string join_scope(std::string_view scope, const std::string& name) {
+// "scope/name" (or `name` at top level), interned in `names`; `buffer` is reused.
+std::string_view join_scope(std::string_view scope, std::string_view name, NameTable& names,
+                            std::string& buffer) {
   if (scope.empty()) return name;
-  std::string joined;
-  joined.reserve(scope.size() + 1 + name.size());
-  joined.append(scope).append("/").append(name);
-  return joined;
+  buffer.assign(scope).append("/").append(name);
+  return names.intern(buffer);
 }
 
 struct Frame {
@@ -40,12 +40,16 @@ struct Frame {
 void resolve_hierarchy(EventTrace& trace) {
   std::vector<TraceEvent>& events = trace.events;
   // Small device numbers, so that the sort below compares integers rather than strings.
-  std::unordered_map<std::string, std::uint32_t> device_numbers;
+  std::unordered_map<std::string_view, std::uint32_t> device_numbers;
   std::vector<std::uint32_t> device_of(events.size());
   for (std::size_t i = 0; i < events.size(); ++i) {
+    // Runs of events share a device: look it up only where it changes.
     device_of[i] =
-        device_numbers.emplace(events[i].device, static_cast<std::uint32_t>(device_numbers.size()))
-            .first->second;
+        i > 0 && events[i].device == events[i - 1].device
+            ? device_of[i - 1]
+            : device_numbers
+                  .emplace(events[i].device, static_cast<std::uint32_t>(device_numbers.size()))
+                  .first->second;
   }
   // Per thread, outer events first: by start, then longer first. Compact keys keep the sort
   // from chasing indices into the event list.
@@ -71,7 +75,7 @@ void resolve_hierarchy(EventTrace& trace) {
   for (std::size_t k = 0; k < keys.size(); ++k) order[k] = keys[k].index;
   keys = {};
 
-  // Views of other events' `module` strings, which stay in place.
+  // Each event's innermost module (its own or an enclosing event's `module`).
   std::vector<std::string_view> scope(events.size());
   std::vector<std::optional<std::int64_t>> backward_sequence(events.size());
   std::unordered_map<std::int64_t, std::string_view> module_of_sequence;
@@ -115,6 +119,8 @@ void resolve_hierarchy(EventTrace& trace) {
     stack.push_back(frame);
   }
 
+  NameTable& names = *trace.names;
+  std::string buffer;
   std::unordered_map<std::int64_t, std::size_t> launcher_of_external_id;
   std::unordered_map<std::int64_t, std::size_t> launcher_of_correlation;
   // The host's device number, compared per event instead of its name (none: no host events).
@@ -142,9 +148,9 @@ void resolve_hierarchy(EventTrace& trace) {
       event.pass =
           starts_with(event.qualified_name, "gradients/") ? Pass::kBackward : Pass::kForward;
     } else if (event.is_scope && !event.module.empty()) {
-      event.qualified_name = event.module + "/(self)";
+      event.qualified_name = join_scope(event.module, "(self)", names, buffer);
     } else {
-      event.qualified_name = join_scope(scope[i], event.name);
+      event.qualified_name = join_scope(scope[i], event.name, names, buffer);
     }
     if (device_of[i] == cpu) {
       // The innermost CPU op with an External id launched the kernel; cpu_op beats the

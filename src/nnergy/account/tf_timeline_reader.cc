@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 #include <regex>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -20,10 +22,13 @@ bool is_tf_process_name(std::string_view name) {
 }
 
 // "/job:localhost/replica:0/task:0/device:GPU:0 Compute" -> "gpu:0"; CPU processes -> "cpu".
-std::string device_of_process(const std::string& process_name) {
+std::string device_of_process(std::string_view process_name) {
   static const std::regex gpu(R"(device:GPU:(\d+))", std::regex::icase);
-  std::smatch match;
-  if (std::regex_search(process_name, match, gpu)) return "gpu:" + match[1].str();
+  std::cmatch match;
+  if (std::regex_search(process_name.data(), process_name.data() + process_name.size(), match,
+                        gpu)) {
+    return "gpu:" + match[1].str();
+  }
   return "cpu";
 }
 
@@ -40,7 +45,8 @@ class TfTimelineReading final : public TraceReading {
   void add(const simdjson::dom::element& event, std::size_t index) override {
     const ChromeEventFields fields = parse_chrome_event(event, index, label_);
     if (fields.phase == "M" && fields.name == "process_name") {
-      device_of_pid_[fields.pid] = device_of_process(string_arg(fields, "name"));
+      device_of_pid_[fields.pid] =
+          trace_.names->intern(device_of_process(string_arg(fields, "name")));
       return;
     }
     if (fields.phase != "X") return;
@@ -50,10 +56,10 @@ class TfTimelineReading final : public TraceReading {
     }
     TraceEvent out;
     out.thread = fields.tid ^ (fields.pid * 0x9e3779b97f4a7c15ULL);
-    out.name = string_arg(fields, "op");
-    if (out.name.empty()) out.name = std::string(fields.name);
-    out.category = std::string(fields.category);
-    out.qualified_name = string_arg(fields, "name");
+    const std::string_view op = string_arg(fields, "op");
+    out.name = trace_.names->intern(op.empty() ? fields.name : op);
+    out.category = trace_.names->intern(fields.category);
+    out.qualified_name = trace_.names->intern(string_arg(fields, "name"));
     out.named_by_trace = !out.qualified_name.empty();
     out.start_s = fields.ts_us * 1e-6;
     out.duration_s = fields.dur_us * 1e-6;
@@ -81,8 +87,8 @@ class TfTimelineReading final : public TraceReading {
  private:
   std::string label_;
   EventTrace trace_;
-  std::vector<std::uint64_t> pids_;  // per event of trace_
-  std::map<std::uint64_t, std::string> device_of_pid_;
+  std::vector<std::uint64_t> pids_;                          // per event of trace_
+  std::map<std::uint64_t, std::string_view> device_of_pid_;  // views of trace_.names
   std::size_t negative_ = 0;
 };
 
