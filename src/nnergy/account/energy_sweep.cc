@@ -132,11 +132,12 @@ void sweep_device(const std::vector<TraceEvent>& events, const std::vector<std::
                   const PowerTimeline* timeline, const SweepOptions& options,
                   DeviceAccount& account, std::vector<EventEnergy>& energies) {
   const std::size_t n = indices.size();
-  // Dense per-device thread numbers, for per-thread stacks in a vector.
+  // Dense per-device thread numbers, for per-thread stacks in a vector. try_emplace, unlike
+  // emplace, allocates no node for a thread already numbered (that is, for almost every event).
   std::unordered_map<std::uint64_t, std::uint32_t> thread_number;
   std::vector<std::uint32_t> thread_of(n);
   for (std::size_t k = 0; k < n; ++k) {
-    const auto [it, inserted] = thread_number.emplace(
+    const auto [it, inserted] = thread_number.try_emplace(
         events[indices[k]].thread, static_cast<std::uint32_t>(thread_number.size()));
     thread_of[k] = it->second;
   }

@@ -48,7 +48,7 @@ void resolve_hierarchy(EventTrace& trace) {
         i > 0 && events[i].device == events[i - 1].device
             ? device_of[i - 1]
             : device_numbers
-                  .emplace(events[i].device, static_cast<std::uint32_t>(device_numbers.size()))
+                  .try_emplace(events[i].device, static_cast<std::uint32_t>(device_numbers.size()))
                   .first->second;
   }
   // Per thread, outer events first: by start, then longer first. Compact keys keep the sort
@@ -112,7 +112,7 @@ void resolve_hierarchy(EventTrace& trace) {
     scope[i] = frame.module;
     backward_sequence[i] = frame.backward_sequence_nr;
     if (!frame.backward && event.sequence_nr && !frame.module.empty() && *event.sequence_nr >= 0) {
-      module_of_sequence.emplace(*event.sequence_nr, frame.module);
+      module_of_sequence.try_emplace(*event.sequence_nr, frame.module);
     }
     event.pass =
         frame.backward ? Pass::kBackward : (frame.module.empty() ? Pass::kOther : Pass::kForward);
