@@ -20,10 +20,10 @@ const char* pass_name(Pass pass);
 /// One durable event of a program trace (seed 001 Algorithm 1, `Event`): an operator, a kernel
 /// or a module range, with its device and its own time span.
 ///
-/// Its texts are views, not strings of its own (160 bytes instead of 240 plus a heap string per
-/// scoped name): they view the NameTable of the EventTrace the event came from (`names`, which
-/// AccountRun keeps too), or text that outlives the event, such as string literals. Whoever
-/// sets them from a temporary string interns it first.
+/// Its texts are views, not strings of its own, so that an event holds no heap memory (160 bytes
+/// on x86-64, a million of them per large trace): they view the NameTable of the EventTrace the
+/// event came from (`names`, which AccountRun keeps too), or text that outlives the event, such
+/// as string literals. Whoever sets them from a temporary string interns it first.
 struct TraceEvent {
   std::string_view name;      ///< as the trace names it: "aten::conv2d", "MatMul", a kernel name
   std::string_view category;  ///< "cpu_op", "kernel", ...; empty when the trace has none
