@@ -13,11 +13,11 @@
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/graph/zoo.h"
-#include "nnergy/learn/learned_predictor.h"
 #include "nnergy/learn/model_file.h"
 #include "nnergy/learn/training_table.h"
 #include "nnergy/network/network_prediction.h"
 #include "nnergy/predict/analytical_predictor.h"
+#include "nnergy/predict/learned_predictor.h"
 #include "nnergy/regress/regressor.h"
 
 namespace nnergy {
@@ -91,15 +91,13 @@ double load_and_predict_resnet50(const std::string& path) {
   graph::DimBindings bindings;
   bindings.batch = 1;
   graph::Network net = graph::import_onnx(graph::resolve_model("resnet50", data_dir()), bindings);
-  net.cast_floating_tensors(predict::storage_type(device::Precision::kFp32));
+  net.cast_floating_tensors(device::storage_type(device::Precision::kFp32));
   network::PredictionSettings settings;
   settings.batch = 1;
   settings.point.clock_mhz = device.clock.boost_mhz;
   const network::CostedNetwork costed(net);
-  const predict::AnalyticalPredictor analytical(device);
-  learn::LearnedPredictor learned(model, device, path);
-  learned.precompute(net, settings.mode, settings.point.precision, {settings.point.clock_mhz});
-  return network::predict_network(costed, learned, analytical, settings).totals.time_s;
+  const predict::LearnedPredictor learned(model, device, path);
+  return network::predict_network(costed, learned, settings).totals.time_s;
 }
 
 void BM_LoadAndPredictResNet50Forest(benchmark::State& state) {

@@ -38,7 +38,7 @@ graph::Network import(const fs::path& model) {
   graph::DimBindings bindings;
   bindings.batch = kBatch;
   graph::Network net = graph::import_onnx(model, bindings);
-  net.cast_floating_tensors(predict::storage_type(device::Precision::kFp32));
+  net.cast_floating_tensors(device::storage_type(device::Precision::kFp32));
   return net;
 }
 
@@ -108,7 +108,7 @@ void BM_PredictOnlyResNet50(benchmark::State& state) {
   for (auto _ : state) {
     const network::CostedNetwork costed(net);
     const network::NetworkPrediction prediction =
-        network::predict_network(costed, analytical, analytical, settings);
+        network::predict_network(costed, analytical, settings);
     benchmark::DoNotOptimize(prediction.totals.energy_j);
   }
 }
@@ -122,8 +122,7 @@ void BM_ClockSweepResNet50(benchmark::State& state) {
   const graph::Network net = import(resnet50());
   const network::CostedNetwork costed(net);
   for (auto _ : state) {
-    const network::ClockSweep sweep =
-        network::sweep_clocks(costed, analytical, analytical, settings, clocks);
+    const network::ClockSweep sweep = network::sweep_clocks(costed, analytical, settings, clocks);
     benchmark::DoNotOptimize(sweep.energy_optimal);
   }
   state.counters["clocks"] = static_cast<double>(clocks.size());

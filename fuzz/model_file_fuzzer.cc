@@ -1,8 +1,9 @@
 // libFuzzer target: `.nnp` model files (learn::ModelFile::parse, the in-memory form of
 // ModelFile::load) with the standard regressor registry (forest, boost, poly-lasso, hybrid,
 // analytical; no LibTorch), then what `nnergy predict --model` does with a loaded model: a
-// LearnedPredictor for the model's catalog device (else h100-sxm), check_applicable, precompute
-// over a small network (tests/fixtures/cli/folded_bn_convnet.onnx) and the caveats.
+// LearnedPredictor for the model's catalog device (else h100-sxm), check_applicable, the
+// prediction of a small network (tests/fixtures/cli/folded_bn_convnet.onnx: every unique op in
+// one batch, network::predict_network) and the caveats.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -12,8 +13,9 @@
 #include "fuzz_support.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/graph/onnx_importer.h"
-#include "nnergy/learn/learned_predictor.h"
 #include "nnergy/learn/model_file.h"
+#include "nnergy/network/network_prediction.h"
+#include "nnergy/predict/learned_predictor.h"
 #include "nnergy/regress/regressor.h"
 
 namespace {
@@ -51,11 +53,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (d.id == model->device().catalog_id) device = &d;
     }
     if (device == nullptr) device = &fixed->catalog.find("h100-sxm");
-    nnergy::learn::LearnedPredictor predictor(model, *device, "fuzz.nnp");
-    predictor.check_applicable(nnergy::predict::Mode::kInference, nnergy::device::Precision::kFp32);
-    predictor.precompute(fixed->network, nnergy::predict::Mode::kInference,
-                         nnergy::device::Precision::kFp32, {device->clock.boost_mhz});
+    const nnergy::predict::LearnedPredictor predictor(model, *device, "fuzz.nnp");
+    predictor.check_applicable(nnergy::graph::Mode::kInference, nnergy::device::Precision::kFp32);
+    nnergy::network::PredictionSettings settings;
+    settings.point = {nnergy::device::Precision::kFp32, device->clock.boost_mhz};
+    const nnergy::network::CostedNetwork costed(fixed->network);
     sink = predictor.caveats(fixed->network, {device->clock.boost_mhz}).size() +
-           predictor.precomputed_rows();
+           nnergy::network::predict_network(costed, predictor, settings).layers.size();
   });
 }

@@ -4,8 +4,8 @@
 #   scripts/sanitize.sh [asan|tsan|all|ci]  (default: all)
 # `ci` is the part scripts/test.sh runs within the CI budget: the ASan+UBSan suites of the modules
 # that read user files and of the sampler (core, device, graph, dataset, measure, account) and the
-# TSan suite of the sampler and meter (measure_test); `all` adds the predict, network, features
-# and learn suites under ASan+UBSan and account_test under TSan.
+# TSan suite of the sampler and meter (measure_test); `all` adds the analytical, predict, network,
+# features, regress, learn and calibration suites under ASan+UBSan and account_test under TSan.
 # Each binary runs once, directly (not one process per test through ctest, which would pay the
 # sanitizer start-up ~1000 times); a sanitizer report fails the binary (halt_on_error). Exit 1
 # when a binary fails. `ctest --preset sanitize` / `ctest --preset tsan` run everything built
@@ -23,7 +23,7 @@ jobs="$(nproc 2>/dev/null || echo 2)"
 supp="$root/fuzz/sanitizer-suppressions"
 
 # ASan+UBSan: the unit suites of the modules that read user files (the fuzzed readers: graph,
-# device, dataset, learn, measure, account) and of the stages between them. Left out to stay
+# device, dataset, learn, calibration, measure, account) and of the stages between them. Left out to stay
 # within ~15 min on 2 cores (they pass under this preset; run them with
 # `cmake --build build/sanitize && ctest --preset sanitize`):
 #   archline_test, report_test, api_test: ~4 min more of instrumented build (archline, report
@@ -31,8 +31,8 @@ supp="$root/fuzz/sanitizer-suppressions"
 #   the CLI suites (cli_test, learn_cli_test, ...): the whole instrumented `nnergy` executable,
 #     and learn_cli_test alone runs ~5 min; cli_test's profile tests need LibTorch, which the
 #     preset leaves out.
-asan_tests=(core_test device_test graph_test predict_test network_test dataset_test features_test
-            regress_test learn_test measure_test account_test)
+asan_tests=(core_test device_test graph_test analytical_test predict_test network_test dataset_test
+            features_test regress_test learn_test calibration_test measure_test account_test)
 # TSan: the threaded parts: the power sampler and measurement window (measure_test) and the
 # accounting runs on sampled traces (account_test).
 tsan_tests=(measure_test account_test)

@@ -6,8 +6,8 @@
 
 #include "command.h"
 #include "nnergy/api/calibrate.h"
+#include "nnergy/calibration/time_calibration.h"
 #include "nnergy/core/json_text.h"
-#include "nnergy/learn/time_calibration.h"
 #include "nnergy/report/calibration_report.h"
 
 namespace nnergy::cli {
@@ -21,7 +21,7 @@ struct CalibrateOptions {
   bool dry_run = false;
   bool json = false;
   unsigned threads = 0;
-  learn::CalibrationOptions fit;
+  calibration::CalibrationOptions fit;
 };
 
 std::string run_calibrate(const CalibrateOptions& o, const std::string& command_line) {

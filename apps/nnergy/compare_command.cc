@@ -78,7 +78,7 @@ std::string run_compare(const CompareOptions& o, const std::string& command_line
   if (!o.batches.empty()) r.batches = parse_batches(o.batches);
   r.dims = parse_dim_bindings(o.dims);
   r.devices_file = o.devices_file;
-  r.mode = predict::parse_mode(o.mode, "--mode");
+  r.mode = graph::parse_mode(o.mode, "--mode");
   r.precision = device::parse_precision(o.precision, "--precision");
   r.host_launch_us = o.host_launch_us;
   if (o.optimizer) r.optimizer = graph::parse_optimizer(*o.optimizer, "--optimizer");

@@ -56,7 +56,7 @@ api::PredictRequest to_request(const PredictOptions& o, const std::string& comma
   r.device = o.device;
   if (o.predictor != "analytical") r.predictor_file = o.predictor;
   r.devices_file = o.devices_file;
-  r.mode = predict::parse_mode(o.mode, "--mode");
+  r.mode = graph::parse_mode(o.mode, "--mode");
   r.batch = o.batch;
   r.dims = parse_dim_bindings(o.dims);
   r.precision = device::parse_precision(o.precision, "--precision");

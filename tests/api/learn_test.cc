@@ -206,7 +206,7 @@ TEST_F(ApiLearn, EvaluatePublishedScoresPowerAndEnergyOfAFileOutsideTheCorpus) {
     EXPECT_EQ(j[quantity]["by_device"][0]["group"], "h100-sxm");
   }
   // Energy = the predicted time × the predicted average power of the same run.
-  const learn::EvaluatedEnergy& energy = report.power.energies[0];
+  const calibration::EvaluatedEnergy& energy = report.power.energies[0];
   EXPECT_NEAR(energy.predicted_j, energy.predicted_time_s * energy.predicted_w,
               1e-9 * energy.predicted_j);
   EXPECT_NEAR(energy.predicted_w, report.power.powers[0].predicted_w, 1e-12 * energy.predicted_w);

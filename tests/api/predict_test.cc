@@ -88,7 +88,7 @@ TEST(ApiPredict, AnOptimizerGivenForInferenceIsIgnoredWithAWarning) {
   ASSERT_EQ(report.warnings.size(), 1u);
   EXPECT_EQ(report.warnings[0],
             "optimizer=adam: an optimizer applies to training only; ignored in inference");
-  r.mode = predict::Mode::kTraining;
+  r.mode = graph::Mode::kTraining;
   EXPECT_TRUE(predict(r).warnings.empty());
 }
 

@@ -49,5 +49,13 @@ TEST(Precision, UnknownNameListsTheAcceptedNamesAndTheNearest) {
             accepted + "'FP 16' (unknown precision); did you mean 'fp16'?");
 }
 
+TEST(Precision, StorageTypeIsTheElementTypeOfTheTensors) {
+  EXPECT_EQ(storage_type(Precision::kBf16), graph::DataType::kBFloat16);
+  EXPECT_EQ(storage_type(Precision::kFp16), graph::DataType::kFloat16);
+  EXPECT_EQ(storage_type(Precision::kFp64), graph::DataType::kFloat64);
+  EXPECT_EQ(storage_type(Precision::kTf32), graph::DataType::kFloat32);  // tf32 computes on fp32
+  EXPECT_EQ(storage_type(Precision::kFp32), graph::DataType::kFloat32);
+}
+
 }  // namespace
 }  // namespace nnergy::device

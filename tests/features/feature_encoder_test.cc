@@ -7,11 +7,11 @@
 #include <cmath>
 #include <filesystem>
 
+#include "nnergy/analytical/pass_model.h"
 #include "nnergy/core/error.h"
 #include "nnergy/dataset/dataset_store.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/graph/op_cost.h"
-#include "nnergy/predict/analytical_predictor.h"
 
 namespace nnergy::features {
 namespace {
@@ -111,9 +111,8 @@ TEST(FeatureEncoderTest, ConvInferenceKnownAnswersAtHalfTheBoostClock) {
   const double analytical_s =
       2e9 / (device.efficiency.compute * 19.5e12 * 0.5) + device.efficiency.kernel_overhead_s;
   EXPECT_NEAR(value(encoder, row, "analytical_time_s"), analytical_s, analytical_s * kRelTolerance);
-  const predict::AnalyticalPredictor predictor(device);
-  const auto estimate = predictor.predict_pass(conv().inference, graph::OpClass::kMatrix,
-                                               {device::Precision::kFp32, clock_mhz});
+  const auto estimate = analytical::predict_pass(device, conv().inference, graph::OpClass::kMatrix,
+                                                 {device::Precision::kFp32, clock_mhz});
   EXPECT_NEAR(value(encoder, row, "analytical_power_w"), estimate.power_w,
               estimate.power_w * kRelTolerance);
   EXPECT_DOUBLE_EQ(value(encoder, row, "log_flop_count"), std::log(1 + 2e9));
@@ -139,11 +138,11 @@ TEST(FeatureEncoderTest, TrainingSumsForwardAndBackward) {
   EXPECT_EQ(value(encoder, row, "core_clock_mhz"), 1410);
   EXPECT_NEAR(value(encoder, row, "roofline_time_s"), 6e9 / 19.5e12, 6e9 / 19.5e12 * 1e-12);
 
-  const predict::AnalyticalPredictor predictor(device);
-  const predict::OperatingPoint point{device::Precision::kFp32, 1410};
+  const device::OperatingPoint point{device::Precision::kFp32, 1410};
   const auto forward =
-      predictor.predict_pass(conv().training_forward, graph::OpClass::kMatrix, point);
-  const auto backward = predictor.predict_pass(conv().backward, graph::OpClass::kMatrix, point);
+      analytical::predict_pass(device, conv().training_forward, graph::OpClass::kMatrix, point);
+  const auto backward =
+      analytical::predict_pass(device, conv().backward, graph::OpClass::kMatrix, point);
   const double time_s = forward.time_s + backward.time_s;
   EXPECT_NEAR(value(encoder, row, "analytical_time_s"), time_s, time_s * kRelTolerance);
   const double power_w = (forward.energy_j + backward.energy_j) / time_s;

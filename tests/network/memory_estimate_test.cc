@@ -45,7 +45,7 @@ TEST(MemoryEstimate, InferenceIsWeightsPlusPeakOfLiveActivations) {
   const Network net = tiny();
   const CostedNetwork costed(net);
   const MemoryEstimate m =
-      estimate_memory(costed, predict::Mode::kInference, graph::Optimizer::kAdam, 2, 2048);
+      estimate_memory(costed, graph::Mode::kInference, graph::Optimizer::kAdam, 2, 2048);
   // Weights: w1 512 + w2 128 + buffer 64; the int64 shape costs nothing.
   EXPECT_NEAR(m.weights_bytes, 704, kExactBytes);
   EXPECT_NEAR(m.gradients_bytes, 0, kExactBytes);
@@ -67,7 +67,7 @@ TEST(MemoryEstimate, TrainingAddsGradientsOptimizerStateAndSavedActivations) {
   const Network net = tiny();
   const CostedNetwork costed(net);
   const MemoryEstimate m =
-      estimate_memory(costed, predict::Mode::kTraining, graph::Optimizer::kSgdMomentum, 2, 2048);
+      estimate_memory(costed, graph::Mode::kTraining, graph::Optimizer::kSgdMomentum, 2, 2048);
   // Trainable parameters w1 + w2 = 640 B: one gradient each and one momentum buffer each.
   EXPECT_NEAR(m.gradients_bytes, 640, kExactBytes);
   EXPECT_NEAR(m.optimizer_state_bytes, 640, kExactBytes);
@@ -88,7 +88,7 @@ TEST(MemoryEstimate, OptimizerStateIsZeroOneOrTwoTimesTheParameters) {
   const Network net = tiny();
   const CostedNetwork costed(net);
   const auto state = [&](graph::Optimizer o) {
-    return estimate_memory(costed, predict::Mode::kTraining, o, 2, 0).optimizer_state_bytes;
+    return estimate_memory(costed, graph::Mode::kTraining, o, 2, 0).optimizer_state_bytes;
   };
   EXPECT_NEAR(state(graph::Optimizer::kSgd), 0, kExactBytes);
   EXPECT_NEAR(state(graph::Optimizer::kSgdMomentum), 640, kExactBytes);
@@ -101,7 +101,7 @@ TEST(MemoryEstimate, HalfPrecisionHalvesEveryFloatingPart) {
   net.cast_floating_tensors(graph::DataType::kFloat16);
   const CostedNetwork costed(net);
   const MemoryEstimate m =
-      estimate_memory(costed, predict::Mode::kInference, graph::Optimizer::kSgd, 2, 0);
+      estimate_memory(costed, graph::Mode::kInference, graph::Optimizer::kSgd, 2, 0);
   EXPECT_NEAR(m.weights_bytes, 352, kExactBytes);
   EXPECT_NEAR(m.activations_bytes, 160, kExactBytes);
 }
@@ -110,10 +110,10 @@ TEST(MemoryEstimate, UnknownDeviceMemoryIsNeverExceededAndGivesNoLargestBatch) {
   const Network net = tiny();
   const CostedNetwork costed(net);
   const MemoryEstimate m =
-      estimate_memory(costed, predict::Mode::kTraining, graph::Optimizer::kAdam, 2, 0);
+      estimate_memory(costed, graph::Mode::kTraining, graph::Optimizer::kAdam, 2, 0);
   EXPECT_FALSE(m.exceeds_device());
   EXPECT_FALSE(m.largest_fitting_batch.has_value());
-  EXPECT_THROW(estimate_memory(costed, predict::Mode::kInference, graph::Optimizer::kSgd, 0, 0),
+  EXPECT_THROW(estimate_memory(costed, graph::Mode::kInference, graph::Optimizer::kSgd, 0, 0),
                InvalidInput);
 }
 
@@ -123,21 +123,21 @@ TEST(MemoryEstimate, GibAreBinary) { EXPECT_NEAR(gib_to_bytes(40), 42949672960.0
 // activation has the batch dimension, so the activations are proportional to the batch.
 TEST(MemoryEstimate, Resnet50WeightsAndActivationsScaleAsExpected) {
   constexpr double kRelative = 1e-9;
-  const auto estimate = [](std::int64_t batch, predict::Mode mode) {
+  const auto estimate = [](std::int64_t batch, graph::Mode mode) {
     graph::DimBindings bindings;
     bindings.batch = batch;
     const Network net = graph::import_onnx(graph::resolve_model("resnet50", kDataDir), bindings);
     const CostedNetwork costed(net);
     return estimate_memory(costed, mode, graph::Optimizer::kSgdMomentum, batch, gib_to_bytes(40));
   };
-  const MemoryEstimate one = estimate(1, predict::Mode::kInference);
-  const MemoryEstimate eight = estimate(8, predict::Mode::kInference);
+  const MemoryEstimate one = estimate(1, graph::Mode::kInference);
+  const MemoryEstimate eight = estimate(8, graph::Mode::kInference);
   // 25,557,032 parameters + 53 BatchNorms' running mean and variance (26,560 channels × 2).
   EXPECT_NEAR(one.weights_bytes, 4.0 * (25557032 + 2 * 26560), 4.0);
   EXPECT_NEAR(eight.weights_bytes, one.weights_bytes, kExactBytes);
   EXPECT_NEAR(eight.activations_bytes, 8 * one.activations_bytes,
               kRelative * eight.activations_bytes);
-  const MemoryEstimate training = estimate(8, predict::Mode::kTraining);
+  const MemoryEstimate training = estimate(8, graph::Mode::kTraining);
   EXPECT_GT(training.activations_bytes, 2 * eight.activations_bytes);
   EXPECT_NEAR(training.gradients_bytes, 4.0 * 25557032, 4.0);
 }

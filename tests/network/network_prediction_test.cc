@@ -7,6 +7,7 @@
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/graph/zoo.h"
 #include "nnergy/network/clock_sweep.h"
+#include "nnergy/predict/analytical_predictor.h"
 
 namespace nnergy::network {
 namespace {
@@ -68,7 +69,7 @@ const device::DeviceSpec& a100() {
   return catalog.find("a100-40gb");
 }
 
-PredictionSettings settings_at_boost(predict::Mode mode) {
+PredictionSettings settings_at_boost(graph::Mode mode) {
   PredictionSettings s;
   s.mode = mode;
   s.batch = 64;
@@ -81,7 +82,7 @@ TEST(NetworkPrediction, TotalsAreSumsOfLayers) {
   const CostedNetwork costed(net);
   const predict::AnalyticalPredictor p(a100());
   const NetworkPrediction r =
-      predict_network(costed, p, p, settings_at_boost(predict::Mode::kInference));
+      predict_network(costed, p, settings_at_boost(graph::Mode::kInference));
   ASSERT_EQ(r.layers.size(), 4u);  // the Shape node costs nothing and is counted apart
   EXPECT_EQ(r.shape_nodes, 1u);
   EXPECT_EQ(r.unique_operations, 3u);  // fc1 (data input), relu (twice), fc2
@@ -106,9 +107,8 @@ TEST(NetworkPrediction, TrainingAddsBackwardAndOptimizerStep) {
   const Network net = mlp();
   const CostedNetwork costed(net);
   const predict::AnalyticalPredictor p(a100());
-  const auto inference =
-      predict_network(costed, p, p, settings_at_boost(predict::Mode::kInference));
-  const auto training = predict_network(costed, p, p, settings_at_boost(predict::Mode::kTraining));
+  const auto inference = predict_network(costed, p, settings_at_boost(graph::Mode::kInference));
+  const auto training = predict_network(costed, p, settings_at_boost(graph::Mode::kTraining));
   ASSERT_EQ(training.layers.size(), 5u);
   EXPECT_EQ(training.layers.back().name, "optimizer.step");
   EXPECT_EQ(training.layers.back().parameters, 2 * 256 * 256);
@@ -125,11 +125,10 @@ TEST(NetworkPrediction, HostLaunchCostMakesTheIterationTheCriticalPath) {
   const Network net = mlp();
   const CostedNetwork costed(net);
   const predict::AnalyticalPredictor p(a100());
-  const auto gpu_bound =
-      predict_network(costed, p, p, settings_at_boost(predict::Mode::kInference));
-  PredictionSettings settings = settings_at_boost(predict::Mode::kInference);
+  const auto gpu_bound = predict_network(costed, p, settings_at_boost(graph::Mode::kInference));
+  PredictionSettings settings = settings_at_boost(graph::Mode::kInference);
   settings.host_launch_s = 1e-3;  // 1 ms per launch: far slower than any of these kernels
-  const auto host_bound = predict_network(costed, p, p, settings);
+  const auto host_bound = predict_network(costed, p, settings);
   // Host: launches at 1, 2, 3, 4 ms; the GPU runs the last kernel after the 4th launch.
   const auto& last = gpu_bound.layers.back();
   EXPECT_NEAR(host_bound.totals.time_s, 4e-3 + last.time_s, 1e-12);
@@ -156,8 +155,7 @@ TEST(NetworkPrediction, UnknownOperatorsAreListed) {
   node(net, "Det", {x}, {y}, "head");
   net.propagate_tensor_flags();
   const predict::AnalyticalPredictor p(a100());
-  const auto r =
-      predict_network(CostedNetwork(net), p, p, settings_at_boost(predict::Mode::kInference));
+  const auto r = predict_network(CostedNetwork(net), p, settings_at_boost(graph::Mode::kInference));
   ASSERT_EQ(r.unknown_ops.size(), 1u);
   EXPECT_EQ(r.unknown_ops[0], "Det");
   EXPECT_FALSE(r.layers[0].known_op);
@@ -179,7 +177,7 @@ TEST(ClockSweep, ResNet50OnA30IsUShaped) {
   PredictionSettings s;
   s.batch = 32;
   s.point = {device::Precision::kFp32, a30.clock.boost_mhz};
-  const ClockSweep sweep = sweep_clocks(costed, p, p, s, a30.supported_clocks_mhz());
+  const ClockSweep sweep = sweep_clocks(costed, p, s, a30.supported_clocks_mhz());
   ASSERT_GT(sweep.points.size(), 10u);
   const double optimum = sweep.points[sweep.energy_optimal].clock_mhz;
   EXPECT_GT(optimum, a30.clock.min_mhz);

@@ -6,6 +6,7 @@
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/graph/zoo.h"
+#include "nnergy/predict/analytical_predictor.h"
 
 namespace nnergy::network {
 namespace {
@@ -17,17 +18,17 @@ struct Fixture {
       device::DeviceCatalog::load(kDataDir / "devices.json").find("a100-40gb");
   graph::Network net = graph::import_onnx(graph::resolve_model("resnet18", kDataDir), {32, {}});
   CostedNetwork costed{net};
-  predict::AnalyticalPredictor analytical{device};
+  predict::AnalyticalPredictor model{device};
   PredictionSettings settings;
   std::vector<double> clocks = device.supported_clocks_mhz();
 
   double power_at(double clock_mhz) {
     PredictionSettings s = settings;
     s.point.clock_mhz = clock_mhz;
-    return predict_network(costed, analytical, analytical, s).totals.power_w;
+    return predict_network(costed, model, s).totals.power_w;
   }
   PowerLimitedClock limit(double w) {
-    return clock_under_power_limit(costed, analytical, analytical, settings, clocks, w);
+    return clock_under_power_limit(costed, model, settings, clocks, w);
   }
 };
 
@@ -57,8 +58,7 @@ TEST(PowerLimit, ALimitNoClockMeetsEndsAtTheLowestClockAndSaysSo) {
   const PowerLimitedClock l = f.limit(1);
   EXPECT_FALSE(l.met);
   EXPECT_EQ(l.clock_mhz, f.clocks.front());
-  EXPECT_THROW(clock_under_power_limit(f.costed, f.analytical, f.analytical, f.settings, {}, 100),
-               InvalidInput);
+  EXPECT_THROW(clock_under_power_limit(f.costed, f.model, f.settings, {}, 100), InvalidInput);
 }
 
 }  // namespace

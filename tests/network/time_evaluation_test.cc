@@ -19,7 +19,7 @@ const device::DeviceCatalog& catalog() {
   return c;
 }
 
-NetworkTimeMeasurement resnet18(double measured_s, predict::Mode mode, TimedPart part) {
+NetworkTimeMeasurement resnet18(double measured_s, graph::Mode mode, TimedPart part) {
   NetworkTimeMeasurement m;
   m.id = "r" + std::to_string(measured_s);
   m.network = "resnet18";
@@ -33,7 +33,7 @@ NetworkTimeMeasurement resnet18(double measured_s, predict::Mode mode, TimedPart
 }
 
 // The analytical prediction of resnet18 at batch 16 on the A100, computed directly.
-NetworkPrediction direct(predict::Mode mode) {
+NetworkPrediction direct(graph::Mode mode) {
   graph::DimBindings b;
   b.batch = 16;
   const graph::Network net = graph::import_onnx(graph::resolve_model("resnet18", kDataDir), b);
@@ -43,12 +43,12 @@ NetworkPrediction direct(predict::Mode mode) {
   s.mode = mode;
   s.batch = 16;
   s.point = {device::Precision::kFp32, catalog().find("a100-40gb").clock.boost_mhz};
-  return predict_network(costed, p, p, s);
+  return predict_network(costed, p, s);
 }
 
 TEST(TimeEvaluation, RatiosFollowThePredictionOfEachPart) {
-  const NetworkPrediction inference = direct(predict::Mode::kInference);
-  const NetworkPrediction training = direct(predict::Mode::kTraining);
+  const NetworkPrediction inference = direct(graph::Mode::kInference);
+  const NetworkPrediction training = direct(graph::Mode::kTraining);
   double forward_s = 0;
   double optimizer_s = 0;
   for (const auto& l : training.layers) {
@@ -56,9 +56,9 @@ TEST(TimeEvaluation, RatiosFollowThePredictionOfEachPart) {
     if (!l.node_index) optimizer_s += l.time_s;
   }
   const TimeEvaluation e = evaluate_times(
-      {resnet18(inference.totals.time_s, predict::Mode::kInference, TimedPart::kIteration),
-       resnet18(2 * forward_s, predict::Mode::kTraining, TimedPart::kForward),
-       resnet18(training.totals.time_s - optimizer_s, predict::Mode::kTraining,
+      {resnet18(inference.totals.time_s, graph::Mode::kInference, TimedPart::kIteration),
+       resnet18(2 * forward_s, graph::Mode::kTraining, TimedPart::kForward),
+       resnet18(training.totals.time_s - optimizer_s, graph::Mode::kTraining,
                 TimedPart::kIteration)},
       catalog());
   ASSERT_EQ(e.evaluated.size(), 3u);
@@ -68,9 +68,9 @@ TEST(TimeEvaluation, RatiosFollowThePredictionOfEachPart) {
 }
 
 TEST(TimeEvaluation, SingleNodesAreTheirGpuTimesSummedWithoutTheHost) {
-  const NetworkPrediction inference = direct(predict::Mode::kInference);
+  const NetworkPrediction inference = direct(graph::Mode::kInference);
   // The first two non-shape layers, timed one by one.
-  NetworkTimeMeasurement m = resnet18(1e-3, predict::Mode::kInference, TimedPart::kIteration);
+  NetworkTimeMeasurement m = resnet18(1e-3, graph::Mode::kInference, TimedPart::kIteration);
   double expected_s = 0;
   for (const LayerPrediction& layer : inference.layers) {
     if (m.nodes.size() == 2) break;
@@ -89,7 +89,7 @@ TEST(TimeEvaluation, SingleNodesAreTheirGpuTimesSummedWithoutTheHost) {
 }
 
 TEST(TimeEvaluation, AnInputCopyComesFirstAtTheGivenRate) {
-  NetworkTimeMeasurement m = resnet18(1e-3, predict::Mode::kInference, TimedPart::kIteration);
+  NetworkTimeMeasurement m = resnet18(1e-3, graph::Mode::kInference, TimedPart::kIteration);
   TimeEvaluationSettings s = TimeEvaluationSettings::same_host(20e-6);
   s.input_copy_bytes_per_s = 1e9;
   const double without = evaluate_times({m}, catalog(), s).evaluated.at(0).predicted_s;
@@ -101,9 +101,9 @@ TEST(TimeEvaluation, AnInputCopyComesFirstAtTheGivenRate) {
 
 TEST(TimeEvaluation, TrainingUsesItsOwnHostLaunchTime) {
   const NetworkTimeMeasurement training =
-      resnet18(1e-3, predict::Mode::kTraining, TimedPart::kIteration);
+      resnet18(1e-3, graph::Mode::kTraining, TimedPart::kIteration);
   const NetworkTimeMeasurement inference =
-      resnet18(1e-3, predict::Mode::kInference, TimedPart::kIteration);
+      resnet18(1e-3, graph::Mode::kInference, TimedPart::kIteration);
   const TimeEvaluationSettings both{10e-6, 80e-6, 0};
   const TimeEvaluation e = evaluate_times({training, inference}, catalog(), both);
   ASSERT_EQ(e.evaluated.size(), 2u);
@@ -125,11 +125,11 @@ double with_winograd(const NetworkTimeMeasurement& m) {
   const CostedNetwork costed(net);
   device::DeviceSpec a100 = catalog().find("a100-40gb");
   a100.efficiency.winograd_speedup = 2;
-  return TimedNetwork(costed, m).predict_s(predict::AnalyticalPredictor(a100), 0);
+  return TimedNetwork(costed, m).predict_s(a100, 0);
 }
 
 TEST(TimeEvaluation, AKernelLibraryWithoutWinogradRunsThreeByThreeConvolutionsAsGemms) {
-  NetworkTimeMeasurement m = resnet18(1e-3, predict::Mode::kTraining, TimedPart::kIteration);
+  NetworkTimeMeasurement m = resnet18(1e-3, graph::Mode::kTraining, TimedPart::kIteration);
   const double all = with_winograd(m);
   m.winograd = WinogradPasses::kForward;  // cuDNN 5.0
   const double forward_only = with_winograd(m);
@@ -139,7 +139,7 @@ TEST(TimeEvaluation, AKernelLibraryWithoutWinogradRunsThreeByThreeConvolutionsAs
   EXPECT_LT(forward_only, none);
   // Inference has no gradient pass: forward-only Winograd is all of it.
   NetworkTimeMeasurement inference = m;
-  inference.mode = predict::Mode::kInference;
+  inference.mode = graph::Mode::kInference;
   inference.winograd = WinogradPasses::kForward;
   const double inference_forward_only = with_winograd(inference);
   inference.winograd = WinogradPasses::kAll;
@@ -147,7 +147,7 @@ TEST(TimeEvaluation, AKernelLibraryWithoutWinogradRunsThreeByThreeConvolutionsAs
 }
 
 TEST(TimeEvaluation, MeasurementsThatCannotBePredictedAreReportedWithTheReason) {
-  NetworkTimeMeasurement fp16 = resnet18(1e-3, predict::Mode::kInference, TimedPart::kIteration);
+  NetworkTimeMeasurement fp16 = resnet18(1e-3, graph::Mode::kInference, TimedPart::kIteration);
   fp16.device_id = "titan-x";  // Maxwell: no fp16 peak in the catalog
   fp16.precision = device::Precision::kFp16;
   NetworkTimeMeasurement missing = fp16;

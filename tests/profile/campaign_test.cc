@@ -27,7 +27,7 @@ class CampaignTest : public nnergy::test_support::TempDirTest {
   static CampaignOptions small_options() {
     CampaignOptions o;
     o.models = {"alexnet"};
-    o.modes = {Mode::kInference, Mode::kTraining};
+    o.modes = {graph::Mode::kInference, graph::Mode::kTraining};
     o.min_time_s = 0.002;
     o.repeats = 1;
     o.whitelist = graph::Whitelist::parse("MaxPool", "--whitelist");
@@ -37,9 +37,9 @@ class CampaignTest : public nnergy::test_support::TempDirTest {
 };
 
 TEST(CampaignParse, ModesAndDtypes) {
-  EXPECT_EQ(parse_modes("inference", "--modes"), std::vector<Mode>{Mode::kInference});
+  EXPECT_EQ(parse_modes("inference", "--modes"), std::vector<graph::Mode>{graph::Mode::kInference});
   EXPECT_EQ(parse_modes("training, inference,training", "--modes"),
-            (std::vector<Mode>{Mode::kTraining, Mode::kInference}));
+            (std::vector<graph::Mode>{graph::Mode::kTraining, graph::Mode::kInference}));
   EXPECT_THROW(parse_modes("inference,backward", "--modes"), InvalidInput);
   EXPECT_THROW(parse_modes("", "--modes"), InvalidInput);
   EXPECT_EQ(parse_campaign_dtype("fp32", "--dtype"), graph::DataType::kFloat32);
@@ -116,7 +116,7 @@ TEST_F(CampaignTest, RejectionsNameTheSettingAsTheCallerSpellsIt) {
 
 TEST_F(CampaignTest, EachClockIsSetOnceBeforeItsMeasurements) {
   CampaignOptions o = small_options();
-  o.modes = {Mode::kInference};
+  o.modes = {graph::Mode::kInference};
   o.clocks_mhz = {0, 900};
   o.check_proportionality = false;
   dataset::DatasetStore store = dataset::DatasetStore::open((dir_ / "a.sqlite").string());
@@ -151,7 +151,7 @@ TEST_F(CampaignTest, PlanHasOneMeasurementPerUniqueOpAndMode) {
   ASSERT_EQ(plan.pending.size(), 6u);
   ASSERT_EQ(plan.counts.size(), 2u);
   EXPECT_EQ(plan.counts[0].to_measure, 3);
-  EXPECT_EQ(plan.counts[1].mode, Mode::kTraining);
+  EXPECT_EQ(plan.counts[1].mode, graph::Mode::kTraining);
   std::set<dataset::MeasurementKey> keys;
   for (const PlannedMeasurement& m : plan.pending) {
     EXPECT_EQ(m.op_type, "MaxPool");
@@ -166,7 +166,7 @@ TEST_F(CampaignTest, PlanHasOneMeasurementPerUniqueOpAndMode) {
 TEST_F(CampaignTest, SharedOpsAreMeasuredOnceForTheFirstNetwork) {
   CampaignOptions o = small_options();
   o.models = {"resnet18", "resnet34"};
-  o.modes = {Mode::kInference};
+  o.modes = {graph::Mode::kInference};
   o.whitelist = graph::Whitelist::standard();
   const CampaignPlan plan = plan_campaign(o, nullptr, 0);
   ASSERT_EQ(plan.counts.size(), 2u);
@@ -259,7 +259,7 @@ TEST_F(CampaignTest, StopDiscardsTheMeasurementInFlight) {
 
 TEST_F(CampaignTest, AnOpThatCannotBeBuiltIsAnErrorRowAndTheCampaignGoesOn) {
   CampaignOptions o = small_options();
-  o.modes = {Mode::kInference};
+  o.modes = {graph::Mode::kInference};
   // Flatten is not an op the runners build.
   o.whitelist = graph::Whitelist::parse("MaxPool,Flatten", "--whitelist");
   dataset::DatasetStore store = dataset::DatasetStore::open((dir_ / "a.sqlite").string());
@@ -295,11 +295,11 @@ TEST(NetworkRunner, RunsACnnInBothModes) {
   const std::vector<graph::Network> nets = import_networks(o);
   ASSERT_EQ(nets.size(), 1u);
   const std::unique_ptr<OpRunner> runner = OpRunner::build_network(nets[0], RunnerOptions{});
-  EXPECT_EQ(runner->output_shape(Mode::kInference), (graph::Shape{1, 1000}));
-  EXPECT_EQ(runner->output_shape(Mode::kTraining), (graph::Shape{1, 1000}));
+  EXPECT_EQ(runner->output_shape(graph::Mode::kInference), (graph::Shape{1, 1000}));
+  EXPECT_EQ(runner->output_shape(graph::Mode::kTraining), (graph::Shape{1, 1000}));
   EXPECT_TRUE(runner->has_backward());
-  EXPECT_NO_THROW(runner->run(Mode::kInference, 1));
-  EXPECT_NO_THROW(runner->run(Mode::kTraining, 1));
+  EXPECT_NO_THROW(runner->run(graph::Mode::kInference, 1));
+  EXPECT_NO_THROW(runner->run(graph::Mode::kTraining, 1));
   EXPECT_NE(runner->description().find("network squeezenet1_1 [1, 3, 224, 224] -> [1, 1000]"),
             std::string::npos)
       << runner->description();
@@ -311,8 +311,8 @@ TEST(NetworkRunner, RunsDenseNetWithItsPadNodes) {
   o.data_dir = kDataDir;
   const std::vector<graph::Network> nets = import_networks(o);
   const std::unique_ptr<OpRunner> runner = OpRunner::build_network(nets.at(0), RunnerOptions{});
-  EXPECT_EQ(runner->output_shape(Mode::kInference), (graph::Shape{1, 1000}));
-  EXPECT_NO_THROW(runner->run(Mode::kInference, 1));
+  EXPECT_EQ(runner->output_shape(graph::Mode::kInference), (graph::Shape{1, 1000}));
+  EXPECT_NO_THROW(runner->run(graph::Mode::kInference, 1));
 }
 
 TEST(NetworkRunner, ListsTheNodeTypesItCannotRun) {
@@ -334,7 +334,7 @@ TEST(NetworkRunner, ListsTheNodeTypesItCannotRun) {
 TEST_F(CampaignTest, NetworksAreMeasuredAfterTheirOpsAndResumed) {
   CampaignOptions o = small_options();
   o.models = {"squeezenet1_1"};
-  o.modes = {Mode::kInference};
+  o.modes = {graph::Mode::kInference};
   o.measure_networks = true;
   dataset::DatasetStore store = dataset::DatasetStore::open((dir_ / "a.sqlite").string());
   const std::int64_t device = store.add_device(cpu_device());

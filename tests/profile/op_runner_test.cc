@@ -165,10 +165,10 @@ TEST(OpRunner, EachOpMatchesTheIrShapeAndRunsInBothModes) {
     const Shape expected = c.net.tensor(c.net.nodes().front().outputs.front()).shape;
     std::unique_ptr<OpRunner> runner;
     ASSERT_NO_THROW(runner = build(c.net));
-    EXPECT_EQ(runner->output_shape(Mode::kInference), expected);
-    EXPECT_EQ(runner->output_shape(Mode::kTraining), expected);
-    EXPECT_NO_THROW(runner->run(Mode::kInference, 4));
-    EXPECT_NO_THROW(runner->run(Mode::kTraining, 4));
+    EXPECT_EQ(runner->output_shape(graph::Mode::kInference), expected);
+    EXPECT_EQ(runner->output_shape(graph::Mode::kTraining), expected);
+    EXPECT_NO_THROW(runner->run(graph::Mode::kInference, 4));
+    EXPECT_NO_THROW(runner->run(graph::Mode::kTraining, 4));
     EXPECT_TRUE(runner->has_backward());
   }
 }
@@ -178,8 +178,8 @@ TEST(OpRunner, Bfloat16Runs) {
   RunnerOptions options;
   options.dtype = graph::DataType::kBFloat16;
   auto runner = build(net, options);
-  EXPECT_EQ(runner->output_shape(Mode::kInference), (Shape{1, 4, 6, 6}));
-  EXPECT_NO_THROW(runner->run(Mode::kTraining, 2));
+  EXPECT_EQ(runner->output_shape(graph::Mode::kInference), (Shape{1, 4, 6, 6}));
+  EXPECT_NO_THROW(runner->run(graph::Mode::kTraining, 2));
   EXPECT_NE(runner->description().find("bf16"), std::string::npos) << runner->description();
 }
 
@@ -222,7 +222,7 @@ TEST(OpRunner, UnsupportedOpIsInvalidInputNamingIt) {
 TEST(OpRunner, WrongIrShapeIsDetectedByOutputShape) {
   // The IR claims a 3×3 kernel keeps 8×8 without padding: the runner reports the true 6×6.
   const Network net = single_node("Conv", {{{1, 3, 8, 8}}, {{4, 3, 3, 3}, kParam}}, {1, 4, 8, 8});
-  EXPECT_EQ(build(net)->output_shape(Mode::kInference), (Shape{1, 4, 6, 6}));
+  EXPECT_EQ(build(net)->output_shape(graph::Mode::kInference), (Shape{1, 4, 6, 6}));
 }
 
 TEST(OpRunner, InstancesAreCappedByTheParameterBlock) {
@@ -243,7 +243,7 @@ TEST(OpRunner, DataInputWithoutParametersHasNoBackward) {
   const Network net = single_node("Relu", {{{2, 3}, TensorRole::kDataInput}}, {2, 3});
   auto runner = build(net);
   EXPECT_FALSE(runner->has_backward());
-  EXPECT_NO_THROW(runner->run(Mode::kTraining, 2));
+  EXPECT_NO_THROW(runner->run(graph::Mode::kTraining, 2));
 }
 
 TEST(OpRunner, ThreadsCanBeSet) {
@@ -282,7 +282,7 @@ TEST(OpRunner, Resnet18FirstConvMatchesIrShape) {
     SCOPED_TRACE(node.name);
     RunnerOptions options;
     options.instances = 1;
-    EXPECT_EQ(OpRunner::build(net, node, options)->output_shape(Mode::kInference),
+    EXPECT_EQ(OpRunner::build(net, node, options)->output_shape(graph::Mode::kInference),
               net.tensor(node.outputs.front()).shape);
   }
 }
@@ -293,7 +293,7 @@ TEST(OpTimer, CalibratedRunLastsAtLeastMinTime) {
   TimingOptions options;
   options.min_time_s = kMinTime;
   options.repeats = 3;
-  const OpTiming t = time_op(*runner, Mode::kInference, options);
+  const OpTiming t = time_op(*runner, graph::Mode::kInference, options);
   EXPECT_GT(t.mean_s, 0);
   EXPECT_GE(t.stddev_s, 0);
   EXPECT_GE(t.iterations, 1);
@@ -311,7 +311,7 @@ TEST(OpTimer, TrainingTimesABackwardPass) {
   const Network net = single_node("Gemm", {{{8, 32}}, {{32, 32}, kParam}, {{32}, kParam}}, {8, 32},
                                   {{"transB", std::int64_t{1}}});
   auto runner = build(net);
-  const OpTiming t = time_op(*runner, Mode::kTraining, kMinTime);
+  const OpTiming t = time_op(*runner, graph::Mode::kTraining, kMinTime);
   EXPECT_GT(t.mean_s, 0);
   EXPECT_GT(t.calibration_s, 0);
   ASSERT_EQ(t.measurements_s.size(), 5u);
@@ -321,11 +321,11 @@ TEST(OpTimer, TrainingTimesABackwardPass) {
 TEST(OpTimer, InvalidOptionsAreInvalidInput) {
   const Network net = single_node("Relu", {{{2, 3}}}, {2, 3});
   auto runner = build(net);
-  EXPECT_THROW(time_op(*runner, Mode::kInference, 0.0), InvalidInput);
+  EXPECT_THROW(time_op(*runner, graph::Mode::kInference, 0.0), InvalidInput);
   TimingOptions options;
   options.min_time_s = kMinTime;
   options.repeats = 0;
-  EXPECT_THROW(time_op(*runner, Mode::kInference, options), InvalidInput);
+  EXPECT_THROW(time_op(*runner, graph::Mode::kInference, options), InvalidInput);
 }
 
 TEST(Proportionality, FitRecoversAKnownLine) {
@@ -353,15 +353,15 @@ TEST(Proportionality, RealOpIsProportional) {
   auto runner = build(net);
   // Calibrate the counts so that the shortest loop lasts >= 20 ms whatever the machine's speed:
   // long enough that a scheduler time slice lost to another process is a small part of it.
-  const OpTiming t = time_op(*runner, Mode::kInference, 2 * kMinTime);
+  const OpTiming t = time_op(*runner, graph::Mode::kInference, 2 * kMinTime);
   const std::int64_t unit = std::max<std::int64_t>(1, t.iterations);
   const std::vector<std::int64_t> counts = {unit,     2 * unit, 3 * unit, 4 * unit,
                                             5 * unit, 6 * unit, 7 * unit};
   // Wall-clock loops on a shared machine can be preempted: the best of three fits must show
   // proportionality (a runner whose time did not grow with the count would fail all three).
-  ProportionalityFit fit = measure_proportionality(*runner, Mode::kInference, counts, 3);
+  ProportionalityFit fit = measure_proportionality(*runner, graph::Mode::kInference, counts, 3);
   for (int attempt = 1; attempt < 3 && fit.r_squared <= 0.9; ++attempt) {
-    fit = measure_proportionality(*runner, Mode::kInference, counts, 3);
+    fit = measure_proportionality(*runner, graph::Mode::kInference, counts, 3);
   }
   std::string points;
   for (std::size_t i = 0; i < fit.iterations.size(); ++i) {
@@ -372,7 +372,7 @@ TEST(Proportionality, RealOpIsProportional) {
   EXPECT_GT(fit.slope_s, 0);
   EXPECT_EQ(fit.iterations.size(), 6u);  // 6/7 of 7 points
   EXPECT_EQ(fit.iterations.back(), 7 * unit);
-  EXPECT_THROW(measure_proportionality(*runner, Mode::kInference, counts, 0), InvalidInput);
+  EXPECT_THROW(measure_proportionality(*runner, graph::Mode::kInference, counts, 0), InvalidInput);
 }
 
 TEST(NetworkRunner, ConstantPadTakesItsPaddingFromTheOutputShape) {
@@ -382,8 +382,8 @@ TEST(NetworkRunner, ConstantPadTakesItsPaddingFromTheOutputShape) {
                             {1, 2, 7, 8}, {{"mode", std::string("constant")}});
   net.name = "pad";
   const std::unique_ptr<OpRunner> runner = OpRunner::build_network(net, RunnerOptions{});
-  EXPECT_EQ(runner->output_shape(Mode::kInference), (Shape{1, 2, 7, 8}));
-  EXPECT_NO_THROW(runner->run(Mode::kInference, 1));
+  EXPECT_EQ(runner->output_shape(graph::Mode::kInference), (Shape{1, 2, 7, 8}));
+  EXPECT_NO_THROW(runner->run(graph::Mode::kInference, 1));
 
   Network reflect =
       single_node("Pad", {{{1, 2, 5, 5}}, {{8}, TensorRole::kConstant, graph::DataType::kInt64}},

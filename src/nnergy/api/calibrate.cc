@@ -2,17 +2,17 @@
 
 #include <chrono>
 
+#include "nnergy/calibration/published_times.h"
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/dataset/published_measurement.h"
 #include "nnergy/device/device_catalog.h"
-#include "nnergy/learn/published_times.h"
 
 namespace nnergy::api {
 
 report::CalibrationReport calibrate(const CalibrateRequest& r) {
   const auto start = std::chrono::steady_clock::now();
-  learn::check_grades(r.grades, r.names);
+  calibration::check_grades(r.grades, r.names);
   const std::filesystem::path data_dir = data_directory();
   const std::filesystem::path published =
       r.published.empty() ? data_dir / "calibration" / "measured_public.json" : r.published;
@@ -22,7 +22,8 @@ report::CalibrationReport calibrate(const CalibrateRequest& r) {
   const device::DeviceCatalog catalog = device::DeviceCatalog::load(data_dir / "devices.json");
   const dataset::PublishedReadResult read =
       dataset::read_published_measurements(published.string());
-  const learn::PublishedTimes times = learn::published_times(read.records, data_dir, r.grades);
+  const calibration::PublishedTimes times =
+      calibration::published_times(read.records, data_dir, r.grades);
   const network::PreparedTimes prepared = network::prepare_times(times.measurements, catalog);
   // The corpus as the parameters file names it: relative to the data directory when inside it,
   // so that the file reads the same on every machine.
@@ -30,20 +31,22 @@ report::CalibrationReport calibrate(const CalibrateRequest& r) {
   const std::filesystem::path relative = published.lexically_normal().lexically_relative(data_dir);
   if (!relative.empty() && *relative.begin() != "..") corpus = "data/" + relative.string();
 
-  const learn::PublishedBandwidths bandwidths = learn::published_bandwidths(read.records, data_dir);
+  const calibration::PublishedBandwidths bandwidths =
+      calibration::published_bandwidths(read.records, data_dir);
 
   report::CalibrationReport report;
   report.calibration =
-      learn::calibrate(prepared, catalog, corpus, r.fit, r.threads, bandwidths.anchors);
+      calibration::calibrate(prepared, catalog, corpus, r.fit, r.threads, bandwidths.anchors);
   for (const auto& [id, why] : bandwidths.skipped)
     report.calibration.fit.notes.push_back(id + ": copy-kernel bandwidth not used: " + why);
   device::CalibratedParameters p = report.calibration.fit.parameters;
   // Power on top of the calibrated times.
-  const learn::PublishedPowers powers = learn::published_powers(read.records, data_dir, r.grades);
+  const calibration::PublishedPowers powers =
+      calibration::published_powers(read.records, data_dir, r.grades);
   device::DeviceCatalog time_calibrated = catalog;
   time_calibrated.calibrate(p, corpus);
-  report.power = learn::calibrate_power(powers.measurements, time_calibrated,
-                                        network::host_settings(std::nullopt, &p));
+  report.power = calibration::calibrate_power(powers.measurements, time_calibrated,
+                                              network::host_settings(std::nullopt, &p));
   if (report.power.fit.records > 0) p.power = report.power.fit;
   // Records used with a batch their source ran but did not state, times and powers alike.
   report.assumed_batches = times.assumptions;

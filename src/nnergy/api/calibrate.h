@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "nnergy/calibration/time_calibration.h"
 #include "nnergy/core/setting_name.h"
-#include "nnergy/learn/time_calibration.h"
 #include "nnergy/report/calibration_report.h"
 
 namespace nnergy::api {
@@ -20,7 +20,7 @@ struct CalibrateRequest {
   std::filesystem::path output;
   bool dry_run = false;                         ///< fit and report, write nothing
   unsigned threads = 0;                         ///< threads of the cross-validation folds; 0: all
-  learn::CalibrationOptions fit;                ///< how the fit treats thin data
+  calibration::CalibrationOptions fit;          ///< how the fit treats thin data
   std::string command_line;                     ///< the invocation, for the result's context block
   SettingNames names = SettingNames::kKeyword;  ///< how messages name the settings above
 };

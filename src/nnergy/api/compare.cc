@@ -156,7 +156,7 @@ report::ComparisonReport compare(const CompareRequest& request) {
   }
   report::rank_rows(report.rows);
   report.network = results.front().model_name;
-  report.mode = predict::to_string(request.mode);
+  report.mode = graph::to_string(request.mode);
   report.precision = device::to_string(request.precision);
   for (const report::ComparisonRow& row : report.rows) {
     if (std::find(report.batches.begin(), report.batches.end(), row.batch) ==

@@ -26,7 +26,7 @@ struct CompareRequest {
   std::map<std::string, std::int64_t> dims;  ///< other symbolic dimensions by name
   /// A device catalog (JSON) whose devices replace or add to the built-in ones; empty: none.
   std::filesystem::path devices_file;
-  predict::Mode mode = predict::Mode::kInference;
+  graph::Mode mode = graph::Mode::kInference;
   device::Precision precision = device::Precision::kFp32;
   std::optional<double> host_launch_us;       ///< default: the calibrated eager value, µs
   std::optional<graph::Optimizer> optimizer;  ///< training; default SGD with momentum

@@ -7,14 +7,14 @@
 #include <set>
 
 #include "nnergy/api/regressor_choice.h"
+#include "nnergy/calibration/power_calibration.h"
+#include "nnergy/calibration/published_times.h"
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
 #include "nnergy/dataset/published_measurement.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/learn/model_file.h"
-#include "nnergy/learn/power_calibration.h"
-#include "nnergy/learn/published_times.h"
 #include "nnergy/learn/training_table.h"
 
 namespace nnergy::api {
@@ -59,9 +59,9 @@ std::vector<report::TransferredDevice> transferred_devices(
   for (const network::EvaluatedTime& t : report.evaluation.evaluated) {
     ids.insert(t.measurement.device_id);
   }
-  for (const learn::EvaluatedPower& p : report.power.powers)
+  for (const calibration::EvaluatedPower& p : report.power.powers)
     ids.insert(p.measurement.run.device_id);
-  for (const learn::EvaluatedEnergy& e : report.power.energies) {
+  for (const calibration::EvaluatedEnergy& e : report.power.energies) {
     ids.insert(e.measurement.run.device_id);
   }
   std::vector<report::TransferredDevice> out;
@@ -155,15 +155,15 @@ report::PublishedEvaluationReport evaluate_published(const PublishedEvaluationRe
         setting_with_value(r.names, "host_launch_us", fmt::format("{}", *r.host_launch_us)) +
         ": expected >= 0");
   }
-  learn::check_grades(r.grades, r.names);
+  calibration::check_grades(r.grades, r.names);
   check_output(r.scatter_csv, r.names, "scatter_csv");
   const std::filesystem::path data_dir = data_directory();
   const device::DeviceCatalog catalog =
       device::DeviceCatalog::load_with_user(data_dir, r.devices_file);
   const dataset::PublishedReadResult read =
       dataset::read_published_measurements(r.published.string());
-  const learn::PublishedFigures figures =
-      learn::published_figures(read.records, data_dir, r.grades);
+  const calibration::PublishedFigures figures =
+      calibration::published_figures(read.records, data_dir, r.grades);
 
   report::PublishedEvaluationReport report;
   report.calibration = catalog.calibration();
@@ -184,8 +184,8 @@ report::PublishedEvaluationReport evaluate_published(const PublishedEvaluationRe
   network::NetworkCache networks;  // a run's time, power and energy records import it once
   report.evaluation =
       network::evaluate_times(figures.times, catalog, settings, time_progress, &networks);
-  report.power = learn::evaluate_powers(figures.powers, figures.energies, catalog, settings,
-                                        power_progress, &networks);
+  report.power = calibration::evaluate_powers(figures.powers, figures.energies, catalog, settings,
+                                              power_progress, &networks);
   report.published = r.published;
   report.grades = r.grades;
   report.records_read = read.records_read;

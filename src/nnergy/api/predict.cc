@@ -12,12 +12,13 @@
 #include "nnergy/graph/folded_batch_norm.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/graph/zoo.h"
-#include "nnergy/learn/learned_predictor.h"
 #include "nnergy/learn/model_file.h"
 #include "nnergy/network/clock_sweep.h"
 #include "nnergy/network/memory_estimate.h"
 #include "nnergy/network/power_limit.h"
 #include "nnergy/network/time_evaluation.h"
+#include "nnergy/predict/analytical_predictor.h"
+#include "nnergy/predict/learned_predictor.h"
 #include "nnergy/report/quantity_format.h"
 
 namespace nnergy::api {
@@ -81,22 +82,22 @@ std::string memory_exceeded_message(const PredictRequest& r, const graph::Networ
                                     const device::DeviceSpec& device,
                                     const network::MemoryEstimate& m) {
   std::string settings = fmt::format("{} {} {}", given(r, "batch", net.batch),
-                                     given(r, "mode", predict::to_string(r.mode)),
+                                     given(r, "mode", graph::to_string(r.mode)),
                                      given(r, "precision", device::to_string(r.precision)));
-  if (m.mode == predict::Mode::kTraining)
+  if (m.mode == graph::Mode::kTraining)
     settings += " " + given(r, "optimizer", graph::to_string(settings_optimizer(r)));
   std::string fits;
   if (m.largest_fitting_batch && *m.largest_fitting_batch > 0) {
     fits = fmt::format("the largest batch that fits is about {}", *m.largest_fitting_batch);
   } else {
     fits = fmt::format("no batch fits: the weights{} alone need {}",
-                       m.mode == predict::Mode::kTraining ? ", gradients and optimizer state" : "",
+                       m.mode == graph::Mode::kTraining ? ", gradients and optimizer state" : "",
                        report::format_binary_bytes(m.fixed_bytes));
   }
   return fmt::format(
       "{}: {} needs an estimated {} of device memory in {}, the {} has {} (exceeds by {}); {} "
       "({} predicts anyway)",
-      settings, net.name, report::format_binary_bytes(m.peak_bytes), predict::to_string(m.mode),
+      settings, net.name, report::format_binary_bytes(m.peak_bytes), graph::to_string(m.mode),
       device.id, report::format_binary_bytes(m.device_memory_bytes),
       report::format_binary_bytes(m.peak_bytes - m.device_memory_bytes), fits,
       name(r, "ignore_memory"));
@@ -152,7 +153,7 @@ report::PredictionReport predict(const PredictRequest& r) {
   bindings.names = r.names;
   const std::filesystem::path model_path = graph::resolve_model(r.model, data_dir);
   auto net = std::make_shared<graph::Network>(graph::import_onnx(model_path, bindings));
-  net->cast_floating_tensors(predict::storage_type(settings.point.precision));
+  net->cast_floating_tensors(device::storage_type(settings.point.precision));
   settings.batch = net->batch;  // the batch actually computed (re-bound or taken from the file)
 
   const network::CostedNetwork costed(*net);
@@ -166,7 +167,7 @@ report::PredictionReport predict(const PredictRequest& r) {
   }
 
   const predict::AnalyticalPredictor analytical(*device);
-  std::optional<learn::LearnedPredictor> learned;
+  std::optional<predict::LearnedPredictor> learned;
   report::PredictionReport report;
   std::vector<double> clocks = {settings.point.clock_mhz};
   if (r.sweep_clocks)
@@ -174,7 +175,6 @@ report::PredictionReport predict(const PredictRequest& r) {
   if (model) {
     learned.emplace(model, *device, r.predictor_file.string());
     learned->check_applicable(settings.mode, settings.point.precision, r.names);
-    learned->precompute(*net, settings.mode, settings.point.precision, clocks);
     report.sources = report::FigureSources{learned->time_source(), learned->power_source()};
     report.caveats = learned->caveats(*net, clocks);
   }
@@ -182,23 +182,22 @@ report::PredictionReport predict(const PredictRequest& r) {
   const predict::OpPredictor& predictor =
       learned ? static_cast<const predict::OpPredictor&>(*learned) : analytical;
   report.memory = memory;
-  if (r.optimizer && settings.mode == predict::Mode::kInference) {
+  if (r.optimizer && settings.mode == graph::Mode::kInference) {
     report.warnings.push_back(
         fmt::format("{}: an optimizer applies to training only; ignored in inference",
                     given(r, "optimizer", graph::to_string(*r.optimizer))));
   }
-  if (settings.mode == predict::Mode::kTraining && !is_zoo_file(model_path, data_dir)) {
+  if (settings.mode == graph::Mode::kTraining && !is_zoo_file(model_path, data_dir)) {
     const graph::FoldedBatchNormSignature folded = graph::detect_folded_batch_norm(*net);
     if (folded.matches) report.warnings.push_back(graph::folded_batch_norm_warning(folded));
   }
   if (r.power_limit_w) {
     report.power_limit = network::clock_under_power_limit(
-        costed, predictor, analytical, settings, device->supported_clocks_mhz(), *r.power_limit_w);
+        costed, predictor, settings, device->supported_clocks_mhz(), *r.power_limit_w);
     settings.point.clock_mhz = report.power_limit->clock_mhz;
   }
-  report.prediction = network::predict_network(costed, predictor, analytical, settings);
-  if (r.sweep_clocks)
-    report.sweep = network::sweep_clocks(costed, predictor, analytical, settings, clocks);
+  report.prediction = network::predict_network(costed, predictor, settings);
+  if (r.sweep_clocks) report.sweep = network::sweep_clocks(costed, predictor, settings, clocks);
   if (r.error) {
     report.energy_precision = report::EnergyPrecision{
         *r.error, *r.alpha,
@@ -214,7 +213,7 @@ report::PredictionReport predict(const PredictRequest& r) {
       .add("models", {{"time", report.sources ? report.sources->time : "analytical"},
                       {"power", report.sources ? report.sources->power : "analytical"},
                       {"energy", "time × power"}})
-      .add("mode", predict::to_string(settings.mode))
+      .add("mode", graph::to_string(settings.mode))
       .add("batch", settings.batch)
       .add("precision", std::string(device::to_string(settings.point.precision)))
       .add("clock_mhz", settings.point.clock_mhz)
@@ -222,7 +221,7 @@ report::PredictionReport predict(const PredictRequest& r) {
                                             : nlohmann::ordered_json(nullptr))
       .add("host_launch_s", settings.host_launch_s)
       .add("optimizer",
-           settings.mode == predict::Mode::kTraining
+           settings.mode == graph::Mode::kTraining
                ? nlohmann::ordered_json(std::string(graph::to_string(settings.optimizer)))
                : nlohmann::ordered_json(nullptr));
   report.network = std::move(net);

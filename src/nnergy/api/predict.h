@@ -33,7 +33,7 @@ struct PredictRequest {
   std::filesystem::path predictor_file;
   /// A device catalog (JSON) whose devices replace or add to the built-in ones; empty: none.
   std::filesystem::path devices_file;
-  predict::Mode mode = predict::Mode::kInference;
+  graph::Mode mode = graph::Mode::kInference;
   std::optional<std::int64_t> batch;         ///< binds the batch dimension; > 0
   std::map<std::string, std::int64_t> dims;  ///< other symbolic dimensions by name
   device::Precision precision = device::Precision::kFp32;

@@ -53,7 +53,7 @@ struct CalibratedParameters {
   /// Host time per kernel of eager PyTorch, s: `predict`'s default --host-launch-us.
   double host_launch_s = 0;
   std::string host_launch_source;  ///< the host machine(s) host_launch_s was fitted on
-  /// s per kernel, per host machine (learn::host_of: "DGX A100", "<source> on <GPU id>").
+  /// s per kernel, per host machine (calibration::host_of: "DGX A100", "<source> on <GPU id>").
   std::map<std::string, double> host_launch_by_host;
   /// Host time per kernel of an eager PyTorch training iteration over that of inference
   /// (autograd's dispatch), fitted on the sources that ran both.

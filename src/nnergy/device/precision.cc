@@ -7,6 +7,7 @@
 
 #include "nnergy/core/error.h"
 #include "nnergy/core/nearest_name.h"
+#include "nnergy/core/text.h"
 
 namespace nnergy::device {
 
@@ -53,6 +54,29 @@ Precision parse_precision(std::string_view name, std::string_view flag) {
                      "float32, float, float64, double, float16, half, bfloat16), found '" +
                      std::string(name) + "' (unknown precision)" +
                      (hint.empty() ? "" : "; " + hint));
+}
+
+std::vector<Precision> parse_precision_list(std::string_view text, std::string_view flag) {
+  std::vector<Precision> out;
+  if (text.empty()) return out;
+  for (const std::string& name : split_trimmed(text, ','))
+    out.push_back(parse_precision(name, flag));
+  return out;
+}
+
+graph::DataType storage_type(Precision precision) {
+  switch (precision) {
+    case Precision::kFp16:
+      return graph::DataType::kFloat16;
+    case Precision::kBf16:
+      return graph::DataType::kBFloat16;
+    case Precision::kFp64:
+      return graph::DataType::kFloat64;
+    case Precision::kFp32:
+    case Precision::kTf32:
+      return graph::DataType::kFloat32;
+  }
+  return graph::DataType::kFloat32;
 }
 
 }  // namespace nnergy::device

@@ -4,6 +4,8 @@
 #include <string_view>
 #include <vector>
 
+#include "nnergy/graph/data_type.h"
+
 namespace nnergy::device {
 
 /// Arithmetic precision of a run. fp32 and fp64 use the vector (CUDA-core) units; tf32, fp16
@@ -18,7 +20,12 @@ std::string_view to_string(Precision precision);
 /// `flag` (a flag, a file and column, …) otherwise, with the accepted names and, for a near
 /// miss, "did you mean".
 Precision parse_precision(std::string_view name, std::string_view flag);
+/// A comma-separated list of precisions, each as parse_precision reads it ("fp32, FP64");
+/// empty text → {}. Throws InvalidInput naming `flag` for a name that is not a precision.
+std::vector<Precision> parse_precision_list(std::string_view text, std::string_view flag);
 /// All precisions, in the order above.
 const std::vector<Precision>& all_precisions();
+/// Element type tensors are stored in at `precision` (tf32 computes on fp32 storage).
+graph::DataType storage_type(Precision precision);
 
 }  // namespace nnergy::device

@@ -8,10 +8,10 @@
 #include <optional>
 #include <set>
 
+#include "nnergy/analytical/pass_model.h"
 #include "nnergy/core/error.h"
 #include "nnergy/device/precision.h"
 #include "nnergy/graph/op_cost.h"
-#include "nnergy/predict/analytical_predictor.h"
 
 namespace nnergy::features {
 
@@ -125,17 +125,12 @@ std::vector<graph::PassCost> mode_passes(const dataset::OpRecord& op, bool train
   return {op.inference};
 }
 
-// Peak of the units that run `op_class` work at `precision`, as predict::AnalyticalPredictor
-// chooses them (matrix ops on the precision's units, others on the vector units), falling back to
-// the fp32 peak when the device lists none for those units.
+// Peak of the units that run `op_class` work at `precision` (analytical::units_of), falling back
+// to the fp32 peak when the device lists none for those units.
 double roofline_peak_flop_per_s(const device::DeviceSpec& device, graph::OpClass op_class,
                                 device::Precision precision) {
-  using device::Precision;
-  const Precision units = op_class == graph::OpClass::kMatrix || precision == Precision::kFp64
-                              ? precision
-                              : Precision::kFp32;
-  if (const auto peak = device.peak(units)) return *peak;
-  if (const auto peak = device.peak(Precision::kFp32)) return *peak;
+  if (const auto peak = device.peak(analytical::units_of(op_class, precision))) return *peak;
+  if (const auto peak = device.peak(device::Precision::kFp32)) return *peak;
   throw InvalidInput(fmt::format("device {} has no fp32 peak in the catalog", device.id));
 }
 
@@ -332,11 +327,10 @@ std::vector<double> FeatureEncoder::encode(const dataset::OpRecord& op,
   graph::PassCost total;
   double analytical_time_s = 0;
   double analytical_energy_j = 0;
-  const predict::AnalyticalPredictor analytical(device);
   for (const graph::PassCost& pass : mode_passes(op, context.training)) {
     total += pass;
-    const predict::OpEstimate estimate =
-        analytical.predict_pass(pass, op_class, {precision, clock_mhz});
+    const analytical::OpEstimate estimate =
+        analytical::predict_pass(device, pass, op_class, {precision, clock_mhz});
     analytical_time_s += estimate.time_s;
     analytical_energy_j += estimate.energy_j;
   }

@@ -28,7 +28,7 @@ struct FeatureContext {
 /// Columns the regressors rely on by name (always present):
 ///   flop_count, byte_count, parameter_count, kernel_count   (of the mode's passes)
 ///   intensity_flop_per_byte, roofline_time_s                (the bound max(W/π(f), Q/β))
-///   analytical_time_s, analytical_power_w                   (predict::AnalyticalPredictor)
+///   analytical_time_s, analytical_power_w                   (analytical::predict_pass)
 ///   log_flop_count, log_byte_count, log_roofline_time_s     (natural logs of 1 + value)
 ///   core_clock_mhz, training (0/1)
 ///   device_peak_flop_per_s, device_bandwidth_byte_per_s, device_sm_count, device_tdp_w
@@ -38,7 +38,7 @@ struct FeatureContext {
 /// Details: the mode's passes are the inference pass, or training forward + backward (flops,
 /// bytes and kernels summed). π(f) = datasheet peak · f/f_boost of the units that run the op
 /// (the precision's for matrix ops, the vector units — fp64 for fp64, fp32 otherwise — for the
-/// rest, as predict::AnalyticalPredictor chooses; fp32's when the device lists none), β the
+/// rest, analytical::units_of; fp32's when the device lists none), β the
 /// datasheet bandwidth; intensity is 0 for an op that moves no bytes. analytical_power_w is the
 /// mode's total energy over its total time (0 for an op with no work). device_peak_flop_per_s
 /// is the peak of the context's precision (fp32's when the device lists none). A padded or

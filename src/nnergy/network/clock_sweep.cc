@@ -32,14 +32,13 @@ std::vector<double> clocks_for_sweep(const device::DeviceSpec& device,
 }
 
 ClockSweep sweep_clocks(const CostedNetwork& network, const predict::OpPredictor& predictor,
-                        const predict::AnalyticalPredictor& analytical,
                         const PredictionSettings& settings, std::vector<double> clocks_mhz) {
   std::sort(clocks_mhz.begin(), clocks_mhz.end());
   ClockSweep sweep;
   PredictionSettings at = settings;
   for (double clock : clocks_mhz) {
     at.point.clock_mhz = clock;
-    const NetworkTotals totals = predict_network(network, predictor, analytical, at).totals;
+    const NetworkTotals totals = predict_network(network, predictor, at).totals;
     sweep.points.push_back({clock, totals.time_s, totals.energy_j, totals.power_w, totals.edp_j_s,
                             totals.time_std_s, totals.energy_std_j, totals.edp_std_j_s});
   }

@@ -58,7 +58,6 @@ std::vector<double> clocks_for_sweep(const device::DeviceSpec& device,
 
 /// Predicts the network at each of `clocks_mhz` (settings.point.clock_mhz is replaced).
 ClockSweep sweep_clocks(const CostedNetwork& network, const predict::OpPredictor& predictor,
-                        const predict::AnalyticalPredictor& analytical,
                         const PredictionSettings& settings, std::vector<double> clocks_mhz);
 
 /// NeuralPower's energy-precision ratio M = Error^α · EPI (seed 004 Eq. 9): `error` is the

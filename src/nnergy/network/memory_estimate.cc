@@ -201,11 +201,11 @@ ActivationPeaks training_peak(const CostedNetwork& costed, const StorageMap& m) 
 
 double gib_to_bytes(double gib) { return gib * 1024.0 * 1024.0 * 1024.0; }
 
-MemoryEstimate estimate_memory(const CostedNetwork& network, predict::Mode mode,
+MemoryEstimate estimate_memory(const CostedNetwork& network, graph::Mode mode,
                                graph::Optimizer optimizer, std::int64_t batch,
                                double device_memory_bytes) {
   if (batch < 1) throw InvalidInput(fmt::format("batch {}: expected a positive integer", batch));
-  const bool training = mode == predict::Mode::kTraining;
+  const bool training = mode == graph::Mode::kTraining;
   MemoryEstimate e;
   e.mode = mode;
   e.optimizer = optimizer;
@@ -244,7 +244,7 @@ MemoryEstimate estimate_memory(const CostedNetwork& network, predict::Mode mode,
 }
 
 std::string memory_model_note(const MemoryEstimate& estimate) {
-  const bool training = estimate.mode == predict::Mode::kTraining;
+  const bool training = estimate.mode == graph::Mode::kTraining;
   std::string parts =
       training
           ? fmt::format(

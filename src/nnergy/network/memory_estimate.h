@@ -4,9 +4,9 @@
 #include <optional>
 #include <string>
 
+#include "nnergy/graph/mode.h"
 #include "nnergy/graph/op_catalog.h"
 #include "nnergy/network/network_prediction.h"
-#include "nnergy/predict/op_predictor.h"
 
 namespace nnergy::network {
 
@@ -20,7 +20,7 @@ namespace nnergy::network {
 /// 0.3–0.5 GiB per process, held outside the model's allocations), cuDNN/cuBLAS workspaces and
 /// the caching allocator's fragmentation and rounding.
 struct MemoryEstimate {
-  predict::Mode mode = predict::Mode::kInference;
+  graph::Mode mode = graph::Mode::kInference;
   graph::Optimizer optimizer = graph::Optimizer::kSgdMomentum;  ///< training only
   std::int64_t batch = 1;
   /// Parameters, buffers (BatchNorm running statistics) and floating constants, bytes.
@@ -77,7 +77,7 @@ double gib_to_bytes(double gib);
 ///   after their producer's backward. Parameter gradients are counted in full in
 ///   `gradients_bytes` (they are all alive at the optimizer step).
 /// Throws InvalidInput when `batch` < 1.
-MemoryEstimate estimate_memory(const CostedNetwork& network, predict::Mode mode,
+MemoryEstimate estimate_memory(const CostedNetwork& network, graph::Mode mode,
                                graph::Optimizer optimizer, std::int64_t batch,
                                double device_memory_bytes);
 

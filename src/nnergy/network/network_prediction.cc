@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "nnergy/analytical/pass_model.h"
 #include "nnergy/graph/op_signature.h"
 
 namespace nnergy::network {
@@ -93,20 +94,30 @@ void add_host_wait(NetworkPrediction& result, double idle_w) {
 
 NetworkPrediction predict_network(const CostedNetwork& costed,
                                   const predict::OpPredictor& predictor,
-                                  const predict::AnalyticalPredictor& analytical,
                                   const PredictionSettings& settings) {
   const graph::Network& network = costed.network();
-  const bool training = settings.mode == predict::Mode::kTraining;
+  const bool training = settings.mode == graph::Mode::kTraining;
   NetworkPrediction result;
   result.predictor_name = predictor.name();
   result.predictor_description = predictor.description();
   result.settings = settings;
 
-  std::vector<std::optional<predict::OpEstimate>> cache(costed.unique_count());
+  // Each unique operation once, at its first occurrence, in one batch.
+  const auto& nodes = network.nodes();
+  std::vector<predict::OpQuery> queries;
+  std::vector<std::size_t> query_of_unique(costed.unique_count(), costed.unique_count());
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    const graph::OpCost& cost = costed.costs()[n];
+    const std::size_t unique = costed.unique_of_node()[n];
+    if (cost.op_class == graph::OpClass::kShape || query_of_unique[unique] != costed.unique_count())
+      continue;
+    query_of_unique[unique] = queries.size();
+    queries.push_back({network, nodes[n], cost, settings.mode, settings.point});
+  }
+  const std::vector<analytical::OpEstimate> estimates = predictor.predict(queries);
+
   std::vector<double> occurrences(costed.unique_count(), 0.0);
   std::set<std::string> unknown;
-  std::set<std::size_t> unique_seen;
-  const auto& nodes = network.nodes();
   for (std::size_t n = 0; n < nodes.size(); ++n) {
     const graph::Node& node = nodes[n];
     const graph::OpCost& cost = costed.costs()[n];
@@ -115,11 +126,7 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
       continue;
     }
     const std::size_t unique = costed.unique_of_node()[n];
-    unique_seen.insert(unique);
-    if (!cache[unique]) {
-      cache[unique] = predictor.predict({network, node, cost, settings.mode, settings.point});
-    }
-    const predict::OpEstimate& estimate = *cache[unique];
+    const analytical::OpEstimate& estimate = estimates.at(query_of_unique[unique]);
     occurrences[unique] += 1;
     LayerPrediction layer;
     layer.node_index = n;
@@ -150,13 +157,13 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
     if (!cost.known) unknown.insert(node.op_type);
     result.layers.push_back(std::move(layer));
   }
-  result.unique_operations = unique_seen.size();
+  result.unique_operations = queries.size();
   result.unknown_ops.assign(unknown.begin(), unknown.end());
 
   if (training && network.parameter_count() > 0) {
     const graph::PassCost step = optimizer_step(network, settings.optimizer);
-    const predict::OpEstimate estimate =
-        analytical.predict_pass(step, graph::OpClass::kElementwise, settings.point);
+    const analytical::OpEstimate estimate = analytical::predict_pass(
+        predictor.device(), step, graph::OpClass::kElementwise, settings.point);
     LayerPrediction layer;
     layer.name = "optimizer.step";
     layer.module_path = "optimizer";
@@ -178,7 +185,7 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
     result.optimizer_step_included = true;
   }
 
-  add_host_wait(result, analytical.device().idle_w);
+  add_host_wait(result, predictor.device().idle_w);
 
   NetworkTotals& totals = result.totals;
   for (const LayerPrediction& layer : result.layers) {
@@ -198,9 +205,9 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
   double time_variance = 0;
   double energy_variance = 0;
   double time_energy_covariance = 0;
-  for (std::size_t u = 0; u < cache.size(); ++u) {
-    if (!cache[u]) continue;
-    const predict::OpEstimate& e = *cache[u];
+  for (std::size_t u = 0; u < query_of_unique.size(); ++u) {
+    if (occurrences[u] == 0) continue;
+    const analytical::OpEstimate& e = estimates[query_of_unique[u]];
     const double n = occurrences[u];
     time_variance += n * n * e.time_std_s * e.time_std_s;
     energy_variance += n * n * e.energy_std_j * e.energy_std_j;

@@ -9,16 +9,15 @@
 #include "nnergy/graph/network.h"
 #include "nnergy/graph/op_catalog.h"
 #include "nnergy/graph/whitelist.h"
-#include "nnergy/predict/analytical_predictor.h"
 #include "nnergy/predict/op_predictor.h"
 
 namespace nnergy::network {
 
 /// What to predict.
 struct PredictionSettings {
-  predict::Mode mode = predict::Mode::kInference;
-  predict::OperatingPoint point;  ///< precision and core clock
-  std::int64_t batch = 1;         ///< samples per iteration (for per-sample figures)
+  graph::Mode mode = graph::Mode::kInference;
+  device::OperatingPoint point;  ///< precision and core clock
+  std::int64_t batch = 1;        ///< samples per iteration (for per-sample figures)
   graph::Optimizer optimizer = graph::Optimizer::kSgdMomentum;  ///< training mode only
   graph::Whitelist whitelist = graph::Whitelist::standard();
   /// Host CPU time to dispatch and launch one kernel in an eager framework, s. The iteration
@@ -51,7 +50,8 @@ struct LayerPrediction {
   bool known_op = true;     ///< false: memory-bound fallback
   bool compute_bound = false;
   bool power_capped = false;
-  /// 1σ uncertainty of one occurrence's time, power and energy (predict::OpEstimate); 0 = unknown.
+  /// 1σ uncertainty of one occurrence's time, power and energy (analytical::OpEstimate); 0 =
+  /// unknown.
   double time_std_s = 0;
   double power_std_w = 0;
   double energy_std_j = 0;
@@ -141,11 +141,12 @@ inline constexpr const char* kHostWaitOp = "HostLaunchWait";
 /// "host.launch_wait"; nothing when the host keeps ahead or settings.host_launch_s is 0.
 void add_host_wait(NetworkPrediction& result, double idle_w);
 
-/// Predicts every unique operation once with `predictor` and aggregates by occurrence; the
-/// optimizer step (training) is predicted with `analytical`. Layer energies sum to the total.
+/// Predicts every unique operation once with `predictor` (one batch: OpPredictor::predict of
+/// the first occurrence of each) and aggregates by occurrence; the optimizer step (training) is
+/// an elementwise pass of the analytical model on the predictor's device. Layer energies sum to
+/// the total.
 NetworkPrediction predict_network(const CostedNetwork& network,
                                   const predict::OpPredictor& predictor,
-                                  const predict::AnalyticalPredictor& analytical,
                                   const PredictionSettings& settings);
 
 }  // namespace nnergy::network

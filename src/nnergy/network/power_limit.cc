@@ -6,7 +6,6 @@ namespace nnergy::network {
 
 PowerLimitedClock clock_under_power_limit(const CostedNetwork& network,
                                           const predict::OpPredictor& predictor,
-                                          const predict::AnalyticalPredictor& analytical,
                                           PredictionSettings settings,
                                           const std::vector<double>& clocks_mhz, double limit_w) {
   if (clocks_mhz.empty()) throw InvalidInput("power limit: no clocks to choose from");
@@ -17,7 +16,7 @@ PowerLimitedClock clock_under_power_limit(const CostedNetwork& network,
   // the highest one.
   for (auto it = clocks_mhz.rbegin(); it != clocks_mhz.rend(); ++it) {
     settings.point.clock_mhz = *it;
-    const double power_w = predict_network(network, predictor, analytical, settings).totals.power_w;
+    const double power_w = predict_network(network, predictor, settings).totals.power_w;
     if (it == clocks_mhz.rbegin()) {
       result.unlimited_power_w = power_w;
       result.binding = power_w > limit_w;

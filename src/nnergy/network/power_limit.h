@@ -26,7 +26,6 @@ struct PowerLimitedClock {
 /// list.
 PowerLimitedClock clock_under_power_limit(const CostedNetwork& network,
                                           const predict::OpPredictor& predictor,
-                                          const predict::AnalyticalPredictor& analytical,
                                           PredictionSettings settings,
                                           const std::vector<double>& clocks_mhz, double limit_w);
 

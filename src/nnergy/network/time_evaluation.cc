@@ -8,7 +8,6 @@
 
 #include "nnergy/core/error.h"
 #include "nnergy/network/network_prediction.h"
-#include "nnergy/predict/analytical_predictor.h"
 
 namespace nnergy::network {
 
@@ -21,7 +20,7 @@ const CostedNetwork& NetworkCache::get(const NetworkTimeMeasurement& m) {
   if (it == entries_.end()) {
     auto entry = std::make_unique<Entry>();
     entry->network = graph::import_onnx(m.model, m.bindings);
-    entry->network.cast_floating_tensors(predict::storage_type(m.precision));
+    entry->network.cast_floating_tensors(device::storage_type(m.precision));
     entry->costed = std::make_unique<CostedNetwork>(entry->network);
     it = entries_.emplace(key, std::move(entry)).first;
   }
@@ -54,7 +53,7 @@ TimedNetwork::TimedNetwork(const CostedNetwork& costed, const NetworkTimeMeasure
     : part_(m.part), precision_(m.precision), input_copied_(m.input_copied) {
   const graph::Network& network = costed.network();
   for (std::size_t t : network.data_inputs()) input_bytes_ += network.tensor(t).bytes();
-  const bool training = m.mode == predict::Mode::kTraining;
+  const bool training = m.mode == graph::Mode::kTraining;
   std::set<std::string> measured(m.nodes.begin(), m.nodes.end());
   nodes_only_ = !measured.empty();
   for (const graph::Node& node : network.nodes()) measured.erase(node.name);
@@ -76,7 +75,7 @@ TimedNetwork::TimedNetwork(const CostedNetwork& costed, const NetworkTimeMeasure
       slot = std::make_pair(passes_.size(), passes_.size() + 1);
       // A library without Winograd in a pass runs its 3×3 convolutions as plain GEMMs.
       auto traits = [&](bool backward) {
-        predict::PassTraits t = predict::PassTraits::of(cost, m.mode, backward);
+        analytical::PassTraits t = analytical::PassTraits::of(cost, m.mode, backward);
         const bool winograd = m.winograd == WinogradPasses::kAll ||
                               (m.winograd == WinogradPasses::kForward && !backward);
         if (t.kind == graph::MatrixKind::kConv3x3 && !winograd) t.kind = graph::MatrixKind::kGemm;
@@ -99,13 +98,13 @@ TimedNetwork::TimedNetwork(const CostedNetwork& costed, const NetworkTimeMeasure
   }
 }
 
-double TimedNetwork::predict_s(const predict::AnalyticalPredictor& analytical, double host_launch_s,
+double TimedNetwork::predict_s(const device::DeviceSpec& device, double host_launch_s,
                                double input_copy_bytes_per_s) const {
-  const predict::OperatingPoint point{precision_, analytical.device().clock.boost_mhz};
+  const device::OperatingPoint point{precision_, device.clock.boost_mhz};
   std::vector<double> time_s(passes_.size());
   for (std::size_t i = 0; i < passes_.size(); ++i) {
     const Pass& p = passes_[i];
-    time_s[i] = analytical.predict_pass(p.cost, p.op_class, point, p.traits).time_s;
+    time_s[i] = analytical::predict_pass(device, p.cost, p.op_class, point, p.traits).time_s;
   }
   // A part timed on its own starts with an idle host and GPU, like the whole iteration.
   std::vector<KernelRun> runs;
@@ -171,9 +170,9 @@ TimeEvaluation evaluate_times(const std::vector<NetworkTimeMeasurement>& measure
   for (std::size_t i = 0; i < prepared.measurements.size(); ++i) {
     const NetworkTimeMeasurement& m = prepared.measurements[i];
     try {
-      const predict::AnalyticalPredictor analytical(catalog.find(m.device_id));
       result.evaluated.push_back(
-          {m, prepared.networks[i].predict_s(analytical, settings.host_launch_for(m.mode),
+          {m, prepared.networks[i].predict_s(catalog.find(m.device_id),
+                                             settings.host_launch_for(m.mode),
                                              settings.input_copy_bytes_per_s)});
     } catch (const InvalidInput& e) {
       result.failures.emplace_back(m, e.what());

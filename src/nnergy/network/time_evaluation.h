@@ -11,12 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "nnergy/analytical/pass_model.h"
 #include "nnergy/core/progress.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/network/network_prediction.h"
-#include "nnergy/predict/analytical_predictor.h"
-#include "nnergy/predict/op_predictor.h"
 
 namespace nnergy::network {
 
@@ -48,7 +47,7 @@ struct NetworkTimeMeasurement {
   std::string device_id;        ///< catalog id of the GPU
   std::filesystem::path model;  ///< ONNX file of the architecture
   graph::DimBindings bindings;  ///< batch and other dimensions
-  predict::Mode mode = predict::Mode::kInference;
+  graph::Mode mode = graph::Mode::kInference;
   TimedPart part = TimedPart::kIteration;
   bool optimizer_step = false;  ///< training: whether the measured time includes the step
   /// Whether the measured time includes copying the data inputs from pageable host memory to
@@ -56,7 +55,7 @@ struct NetworkTimeMeasurement {
   bool input_copied = false;
   /// The machine that ran it, where the corpus names one that several of its GPUs or sources
   /// share (e.g. "DGX A100"): its CPU and framework set the host launch time. Empty: a machine of
-  /// its own (learn::host_of names it).
+  /// its own (calibration::host_of names it).
   std::string host;
   WinogradPasses winograd = WinogradPasses::kAll;  ///< see WinogradPasses
   /// Whether eager PyTorch ran it, the framework whose host `predict` models: its training
@@ -85,8 +84,8 @@ struct TimeEvaluationSettings {
   double input_copy_bytes_per_s = 0;
 
   /// host_launch_s or training_host_launch_s.
-  double host_launch_for(predict::Mode mode) const {
-    return mode == predict::Mode::kTraining ? training_host_launch_s : host_launch_s;
+  double host_launch_for(graph::Mode mode) const {
+    return mode == graph::Mode::kTraining ? training_host_launch_s : host_launch_s;
   }
   /// The same host time per kernel in both modes (a user's --host-launch-us).
   static TimeEvaluationSettings same_host(double host_launch_s) {
@@ -115,13 +114,13 @@ class TimedNetwork {
   TimedNetwork(const CostedNetwork& network, const NetworkTimeMeasurement& measurement);
 
   /// Predicted time of the measured part (the forward, the backward or the whole iteration, with
-  /// the optimizer step when the measurement includes it) on `analytical`'s device at its boost
+  /// the optimizer step when the measurement includes it) on `device` at its boost
   /// clock, s: the critical path of the host issuing the part's kernels `host_launch_s` apart
   /// and the GPU running them; for a measurement of single nodes, their GPU times summed.
   /// The constructor throws InvalidInput naming a measured node the network lacks.
   /// When the measurement includes the copy of its inputs (input_copied) and
   /// `input_copy_bytes_per_s` is positive, the copy of input_bytes() at that rate comes first.
-  double predict_s(const predict::AnalyticalPredictor& analytical, double host_launch_s,
+  double predict_s(const device::DeviceSpec& device, double host_launch_s,
                    double input_copy_bytes_per_s = 0) const;
 
   /// Bytes of the network's data inputs as the measurement stores them.
@@ -131,7 +130,7 @@ class TimedNetwork {
   struct Pass {
     graph::PassCost cost;
     graph::OpClass op_class = graph::OpClass::kUnknown;
-    predict::PassTraits traits;
+    analytical::PassTraits traits;
   };
   // Unique passes, and per issued run the pass it runs (forward in network order, backward in
   // reverse order, then the optimizer step when measured).

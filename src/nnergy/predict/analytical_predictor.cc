@@ -1,67 +1,18 @@
 #include "nnergy/predict/analytical_predictor.h"
 
-#include <fmt/format.h>
-
-#include <algorithm>
-#include <cmath>
-
-#include "nnergy/core/error.h"
-
 namespace nnergy::predict {
-
-namespace {
-
-using device::Precision;
-
-// Precision whose units run non-matrix work: the vector units (fp64 or fp32).
-Precision vector_precision(Precision p) {
-  return p == Precision::kFp64 ? Precision::kFp64 : Precision::kFp32;
-}
-
-// Below this fraction of the boost clock the SMs cannot keep DRAM saturated.
-constexpr double kMemorySaturationClockRatio = 0.5;
-
-}  // namespace
-
-PassTraits PassTraits::of(const graph::OpCost& cost, Mode mode, bool backward) {
-  const bool statistics =
-      cost.statistics == graph::StatisticsPasses::kAll ||
-      (cost.statistics == graph::StatisticsPasses::kTraining && mode == Mode::kTraining);
-  return {cost.reduction_length, cost.matrix_kind, backward, statistics};
-}
 
 AnalyticalPredictor::AnalyticalPredictor(device::DeviceSpec device) : device_(std::move(device)) {}
 
-std::string AnalyticalPredictor::description() const {
-  const device::Efficiency& e = device_.efficiency;
-  const std::string tensor =
-      e.tensor ? fmt::format(", tensor cores {:.0f} %", *e.tensor * 100) : std::string();
-  std::string regimes;
-  if (e.winograd_speedup != 1)
-    regimes +=
-        fmt::format(", 3x3 convolutions x{:.2f} on CUDA cores (Winograd)", e.winograd_speedup);
-  if (e.grouped_conv_efficiency != 1)
-    regimes += fmt::format(", grouped convolutions x{:.2f}", e.grouped_conv_efficiency);
-  if (e.backward_matrix_efficiency != 1)
-    regimes += fmt::format(", gradient passes x{:.2f}", e.backward_matrix_efficiency);
-  if (e.statistics_memory_efficiency != 1)
-    regimes += fmt::format(", normalization statistics x{:.2f} of the bandwidth",
-                           e.statistics_memory_efficiency);
-  const std::string calibration =
-      device_.calibration.provenance.empty()
-          ? "not calibrated on measurements (the catalog's estimated efficiencies)"
-          : fmt::format("{}; whole-network times ±{:.0f} % (1σ, leave-one-GPU-out)",
-                        device_.calibration.provenance, network_relative_time_std() * 100);
-  const device::PowerActivity& a = device_.power_activity;
-  const std::string power = a.provenance.empty()
-                                ? std::string()
-                                : " + kappa*pi_mem while computing; power: " + a.provenance;
-  return fmt::format(
-      "analytical roofline (compute {:.0f} %{}, memory {:.0f} % of datasheet peaks{}, {:.1f} us "
-      "per kernel) + archline energy E = W*eps_flop + Q*eps_mem + T*pi0 (Holtmann 2024 Eq. 5){}; "
-      "{}",
-      e.compute * 100, tensor, e.memory * 100, regimes, e.kernel_overhead_s * 1e6, power,
-      calibration);
+std::string AnalyticalPredictor::description() const { return analytical::describe(device_); }
+
+std::vector<analytical::OpEstimate> AnalyticalPredictor::predict(
+    std::span<const OpQuery> queries) const {
+  std::vector<analytical::OpEstimate> out;
+  out.reserve(queries.size());
+  for (const OpQuery& q : queries)
+    out.push_back(analytical::predict_op(device_, q.cost, q.mode, q.point));
+  return out;
 }
 
 double AnalyticalPredictor::network_relative_time_std() const {
@@ -70,104 +21,6 @@ double AnalyticalPredictor::network_relative_time_std() const {
 
 double AnalyticalPredictor::network_relative_power_std() const {
   return device::relative_spread(device_.power_activity.power_log_sigma);
-}
-
-double AnalyticalPredictor::compute_rate(const graph::PassCost& cost, graph::OpClass op_class,
-                                         const OperatingPoint& point,
-                                         const PassTraits& traits) const {
-  const device::Efficiency& eff = device_.efficiency;
-  const bool matrix = op_class == graph::OpClass::kMatrix;
-  const Precision units = matrix ? point.precision : vector_precision(point.precision);
-  const std::optional<double> peak = device_.peak(units);
-  if (!peak) {
-    throw InvalidInput(fmt::format("device {} has no {} peak in the catalog", device_.id,
-                                   device::to_string(units)));
-  }
-  const bool matrix_units = matrix && device_.has_matrix_units(units);
-  const double eta = matrix_units ? eff.tensor.value_or(eff.compute) : eff.compute;
-  double rate = eta * *peak * point.clock_mhz / device_.clock.boost_mhz;
-  if (matrix && !matrix_units && traits.kind == graph::MatrixKind::kConv3x3)
-    rate *= eff.winograd_speedup;
-  if (matrix && traits.kind == graph::MatrixKind::kGroupedConv) rate *= eff.grouped_conv_efficiency;
-  if (matrix && traits.backward) rate *= eff.backward_matrix_efficiency;
-  if (matrix && eff.work_half_flop_per_sm > 0 && device_.sm_count > 0) {
-    const double x = cost.flops / (device_.sm_count * eff.work_half_flop_per_sm);
-    rate *= x / (1 + x);
-  }
-  if (matrix && eff.reduction_half > 0 && traits.reduction_length > 0) {
-    rate *= traits.reduction_length / (traits.reduction_length + eff.reduction_half);
-  }
-  return rate;
-}
-
-OpEstimate AnalyticalPredictor::predict_pass(const graph::PassCost& cost, graph::OpClass op_class,
-                                             const OperatingPoint& point,
-                                             const PassTraits& traits) const {
-  OpEstimate estimate;
-  if (cost.empty()) return estimate;
-  const double clock_ratio = point.clock_mhz / device_.clock.boost_mhz;
-  const Precision units =
-      op_class == graph::OpClass::kMatrix ? point.precision : vector_precision(point.precision);
-  const double memory_rate = device_.efficiency.memory * device_.memory_bandwidth_byte_per_s *
-                             std::min(1.0, clock_ratio / kMemorySaturationClockRatio);
-  const double compute_s =
-      cost.flops > 0 ? cost.flops / compute_rate(cost, op_class, point, traits) : 0.0;
-  // Flop slots the units spend: a kernel at η of peak keeps them issuing (and stalling) for its
-  // whole compute time, so it draws the flop power of W/η flops, not of W.
-  const double active_flops = cost.flops > 0 ? compute_s * *device_.peak(units) * clock_ratio : 0.0;
-  const double memory_s =
-      cost.bytes / (traits.statistics
-                        ? memory_rate * device_.efficiency.statistics_memory_efficiency
-                        : memory_rate);
-  double time_s =
-      std::max(compute_s, memory_s) + cost.kernels * device_.efficiency.kernel_overhead_s;
-
-  const device::ArchlineParameters archline = device_.archline_for(units);
-  const double v = device_.relative_voltage(point.clock_mhz);
-  const double static_w = std::min(device_.idle_w, archline.pi0_w);
-  const double baseline_w = static_w + (archline.pi0_w - static_w) * v * v * clock_ratio;
-  // Operands moving through shared memory and caches while the units are busy (PowerActivity).
-  const double operand_w = device_.power_activity.operand_share * archline.eps_mem_j_per_byte *
-                           device_.memory_bandwidth_byte_per_s * v * v * clock_ratio;
-  double energy_j = active_flops * archline.eps_flop_j * v * v +
-                    cost.bytes * archline.eps_mem_j_per_byte + compute_s * operand_w +
-                    time_s * baseline_w;
-
-  estimate.compute_bound = compute_s >= memory_s;
-  if (time_s > 0) {
-    double power_w = energy_j / time_s;
-    if (power_w > device_.tdp_w) {
-      time_s = energy_j / device_.tdp_w;
-      power_w = device_.tdp_w;
-      estimate.power_capped = true;
-    } else if (power_w < device_.idle_w) {
-      power_w = device_.idle_w;
-      energy_j = power_w * time_s;
-    }
-    estimate.power_w = power_w;
-  }
-  estimate.time_s = time_s;
-  estimate.energy_j = energy_j;
-  return estimate;
-}
-
-OpEstimate AnalyticalPredictor::predict(const OpQuery& query) const {
-  const graph::PassCost& forward =
-      query.mode == Mode::kInference ? query.cost.inference : query.cost.training_forward;
-  OpEstimate total = predict_pass(forward, query.cost.op_class, query.point,
-                                  PassTraits::of(query.cost, query.mode, false));
-  total.forward_time_s = total.time_s;
-  if (query.mode == Mode::kTraining) {
-    const OpEstimate backward = predict_pass(query.cost.backward, query.cost.op_class, query.point,
-                                             PassTraits::of(query.cost, query.mode, true));
-    const bool backward_dominates = backward.time_s > total.time_s;
-    total.time_s += backward.time_s;
-    total.energy_j += backward.energy_j;
-    total.power_capped = total.power_capped || backward.power_capped;
-    if (backward_dominates) total.compute_bound = backward.compute_bound;
-    total.power_w = total.time_s > 0 ? total.energy_j / total.time_s : 0;
-  }
-  return total;
 }
 
 }  // namespace nnergy::predict

@@ -1,57 +1,29 @@
 #pragma once
 
+#include <span>
 #include <string>
+#include <vector>
 
-#include "nnergy/device/precision.h"
+#include "nnergy/analytical/pass_model.h"
+#include "nnergy/device/device_spec.h"
+#include "nnergy/device/operating_point.h"
+#include "nnergy/graph/mode.h"
 #include "nnergy/graph/network.h"
 #include "nnergy/graph/op_cost.h"
 
 namespace nnergy::predict {
 
-/// Inference (forward, eval mode) or one training step (forward + backward, train mode).
-enum class Mode { kInference, kTraining };
-
-/// "inference", "training".
-std::string to_string(Mode mode);
-/// Parses "inference" (or "infer") and "training" (or "train"), in any ASCII case. Throws
-/// InvalidInput naming `flag` otherwise, with the accepted names and, for a near miss,
-/// "did you mean".
-Mode parse_mode(const std::string& name, const std::string& flag);
-
-/// Element type tensors are stored in at `precision` (tf32 computes on fp32 storage).
-graph::DataType storage_type(device::Precision precision);
-
-/// Where on the device an operation runs.
-struct OperatingPoint {
-  device::Precision precision = device::Precision::kFp32;
-  double clock_mhz = 0;  ///< core clock, MHz
-};
-
-/// One operation to predict: a node of a network with its cost.
+/// One operation to predict: a node of a network with its cost, in a mode, at an operating point.
 struct OpQuery {
   const graph::Network& network;
   const graph::Node& node;
   const graph::OpCost& cost;
-  Mode mode;
-  OperatingPoint point;
+  graph::Mode mode;
+  device::OperatingPoint point;
 };
 
-/// Predicted time, power and energy of one occurrence of an operation.
-struct OpEstimate {
-  double time_s = 0;
-  double energy_j = 0;
-  double power_w = 0;          ///< energy_j / time_s (0 when time_s is 0)
-  double forward_time_s = 0;   ///< part of time_s spent in the forward pass
-  bool compute_bound = false;  ///< the compute term of the roofline dominated (largest pass)
-  bool power_capped = false;   ///< the estimate hit the device's power limit
-  /// 1σ uncertainties as the predictor estimates them, same units; 0 = unknown (the analytical
-  /// model gives none).
-  double time_std_s = 0;
-  double power_std_w = 0;
-  double energy_std_j = 0;
-};
-
-/// Predicts operations. Implementations are stateless after construction and thread-safe.
+/// Predicts the operations of networks on one device. Implementations are stateless after
+/// construction and thread-safe.
 class OpPredictor {
  public:
   virtual ~OpPredictor() = default;
@@ -59,8 +31,14 @@ class OpPredictor {
   virtual std::string name() const = 0;
   /// One line on how the predictions are made and how far to trust them.
   virtual std::string description() const = 0;
-  /// Time, power and energy of one occurrence of `query.node` in `query.mode`.
-  virtual OpEstimate predict(const OpQuery& query) const = 0;
+  /// The device predicted for (its idle power, launch costs and datasheet).
+  virtual const device::DeviceSpec& device() const = 0;
+  /// Time, power and energy of one occurrence of each query's node, in the queries' order.
+  /// network::predict_network asks once per network and operating point, so that a learned
+  /// predictor gives its regressors every op at once.
+  virtual std::vector<analytical::OpEstimate> predict(std::span<const OpQuery> queries) const = 0;
+  /// One query: predict() of a batch of one.
+  analytical::OpEstimate predict_one(const OpQuery& query) const;
   /// Relative 1σ of whole-network time shared by every op (a calibration's network-level
   /// error, e.g. 0.25 for ±25 %), added to the propagated per-op uncertainties; 0: none.
   virtual double network_relative_time_std() const { return 0; }

@@ -112,14 +112,14 @@ graph::DataType parse_campaign_dtype(const std::string& text, const std::string&
       fmt::format("{} '{}': expected fp32, bf16 or fp16 (fp16 on CUDA only)", flag, text));
 }
 
-std::vector<Mode> parse_modes(const std::string& text, const std::string& flag) {
-  std::vector<Mode> modes;
+std::vector<graph::Mode> parse_modes(const std::string& text, const std::string& flag) {
+  std::vector<graph::Mode> modes;
   for (const std::string& word : split_trimmed(text, ',')) {
-    Mode mode;
+    graph::Mode mode;
     if (word == "inference") {
-      mode = Mode::kInference;
+      mode = graph::Mode::kInference;
     } else if (word == "training") {
-      mode = Mode::kTraining;
+      mode = graph::Mode::kTraining;
     } else {
       throw InvalidInput(
           fmt::format("{} '{}': expected a comma-separated list of inference, training; found "
@@ -209,7 +209,7 @@ CampaignPlan plan_campaign(const CampaignOptions& options, std::vector<graph::Ne
     for (std::size_t n = 0; n < plan.networks.size(); ++n) {
       const graph::Network& net = plan.networks[n];
       const auto ops = graph::unique_operations(net, options.whitelist);
-      for (Mode mode : options.modes) {
+      for (graph::Mode mode : options.modes) {
         PlanCount count{net.name, mode, clock, 0, 0, 0};
         for (const graph::UniqueOperation& op : ops) {
           if (!op.whitelisted) continue;
@@ -353,7 +353,8 @@ CampaignSummary run_campaign(const CampaignPlan& plan, const CampaignOptions& op
           record.values.energy_std_j = p.power_std_w.value_or(0.0) * timing.mean_s;
         }
       }
-      if (!planned.whole_network && !runner->has_backward() && planned.mode == Mode::kTraining) {
+      if (!planned.whole_network && !runner->has_backward() &&
+          planned.mode == graph::Mode::kTraining) {
         record.values.message = "no input needs a gradient: training is the forward pass only";
       }
       if (options.check_proportionality && !planned.whole_network &&

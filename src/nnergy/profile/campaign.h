@@ -24,7 +24,7 @@ namespace nnergy::profile {
 /// What a campaign measures and how.
 struct CampaignOptions {
   std::vector<std::string> models;  ///< zoo names or .onnx paths
-  std::vector<Mode> modes = {Mode::kInference};
+  std::vector<graph::Mode> modes = {graph::Mode::kInference};
   std::int64_t batch = 1;  ///< bound to each model's batch dimension; >= 1
   graph::DataType dtype = graph::DataType::kFloat32;  ///< fp16 only with a cuda_device
   /// fp32 with TF32 tensor-core math allowed (set_tf32); recorded as dtype "tf32". CUDA only.
@@ -58,7 +58,7 @@ struct PlannedMeasurement {
   std::size_t node = 0;     ///< index into that network's nodes of the op's first occurrence
   std::string op_type;
   std::string shapes;  ///< input shapes, e.g. "[1, 64, 56, 56] [64, 64, 3, 3]"
-  Mode mode = Mode::kInference;
+  graph::Mode mode = graph::Mode::kInference;
   /// The op's key; for a whole network, the signature is empty and the mode, clock and dtype
   /// are those of the network measurement.
   dataset::MeasurementKey key;
@@ -68,7 +68,7 @@ struct PlannedMeasurement {
 /// Count of planned measurements of one network in one mode.
 struct PlanCount {
   std::string network;
-  Mode mode = Mode::kInference;
+  graph::Mode mode = graph::Mode::kInference;
   std::int64_t clock_mhz = 0;         ///< 0 = default clock
   std::int64_t to_measure = 0;        ///< keys first met in this network, still to measure
   std::int64_t already_measured = 0;  ///< keys of this network with an ok row (skipped)
@@ -92,7 +92,7 @@ graph::DataType parse_campaign_dtype(const std::string& text, const std::string&
 
 /// Parses a comma-separated list of "inference" and "training"; throws InvalidInput naming
 /// `flag` for an empty list or another word.
-std::vector<Mode> parse_modes(const std::string& text, const std::string& flag);
+std::vector<graph::Mode> parse_modes(const std::string& text, const std::string& flag);
 
 /// Throws InvalidInput naming the flag for invalid options (no model, batch < 1, min time <= 0,
 /// repeats < 1, no clock, a negative or repeated clock, fp16 or TF32 on the CPU, TF32 with
@@ -132,7 +132,7 @@ struct CampaignProgress {
 struct ProportionalityReport {
   std::string op_type;
   std::string shapes;  ///< input shapes of the op checked
-  Mode mode = Mode::kInference;
+  graph::Mode mode = graph::Mode::kInference;
   /// Fit of loop time against iteration count; empty `iterations` when the check failed.
   ProportionalityFit fit;
   std::string error;  ///< why the check could not run; empty when it ran

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "nnergy/graph/data_type.h"
+#include "nnergy/graph/mode.h"
 #include "nnergy/graph/network.h"
 #include "nnergy/graph/node.h"
 #include "nnergy/graph/tensor.h"
@@ -15,15 +16,6 @@
 /// be measured, as in seed 000 §4.2. This header does not include LibTorch: the rest of nnergy
 /// never compiles its headers.
 namespace nnergy::profile {
-
-/// What one iteration of a runner does (seed 000 §4.2.1 and §4.2.2).
-enum class Mode {
-  kInference,  ///< eval-mode forward pass inside torch::InferenceMode
-  kTraining,   ///< train-mode forward pass plus backward pass from a fixed output gradient
-};
-
-/// "inference", "training".
-std::string_view to_string(Mode mode);
 
 /// How a runner is built.
 struct RunnerOptions {
@@ -79,11 +71,11 @@ class OpRunner {
   /// Training iterations reset the input gradients each time (seed 000 §4.2.2); parameter
   /// gradients accumulate, as when gradients are retained across a benchmark loop. Throws
   /// InvalidInput naming the node when LibTorch rejects the operator.
-  void run(Mode mode, std::int64_t iterations);
+  void run(graph::Mode mode, std::int64_t iterations);
 
   /// Runs one forward pass of instance 0 in `mode` and returns the shape of its output, to check
   /// the runner against the IR. Throws as run().
-  graph::Shape output_shape(Mode mode);
+  graph::Shape output_shape(graph::Mode mode);
 
   /// One line, e.g. "Conv /conv1/Conv [1, 3, 8, 8] -> [1, 4, 8, 8] fp32, 8 instances".
   std::string description() const;

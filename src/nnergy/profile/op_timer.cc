@@ -14,7 +14,7 @@
 namespace nnergy::profile {
 namespace {
 
-double timed_run(OpRunner& runner, Mode mode, std::int64_t iterations) {
+double timed_run(OpRunner& runner, graph::Mode mode, std::int64_t iterations) {
   const auto start = std::chrono::steady_clock::now();
   runner.run(mode, iterations);
   const auto stop = std::chrono::steady_clock::now();
@@ -23,7 +23,7 @@ double timed_run(OpRunner& runner, Mode mode, std::int64_t iterations) {
 
 }  // namespace
 
-OpTiming time_op(OpRunner& runner, Mode mode, const TimingOptions& options) {
+OpTiming time_op(OpRunner& runner, graph::Mode mode, const TimingOptions& options) {
   if (!(options.min_time_s > 0)) {
     throw InvalidInput("time_op: min_time_s must be > 0, got " +
                        std::to_string(options.min_time_s));
@@ -86,7 +86,7 @@ OpTiming time_op(OpRunner& runner, Mode mode, const TimingOptions& options) {
   return timing;
 }
 
-OpTiming time_op(OpRunner& runner, Mode mode, double min_time_s) {
+OpTiming time_op(OpRunner& runner, graph::Mode mode, double min_time_s) {
   TimingOptions options;
   options.min_time_s = min_time_s;
   return time_op(runner, mode, options);
@@ -125,7 +125,7 @@ ProportionalityFit fit_proportionality(std::span<const std::int64_t> iterations,
   return fit;
 }
 
-ProportionalityFit measure_proportionality(OpRunner& runner, Mode mode,
+ProportionalityFit measure_proportionality(OpRunner& runner, graph::Mode mode,
                                            std::span<const std::int64_t> iteration_counts,
                                            int repeats) {
   if (repeats < 1) {

@@ -38,10 +38,10 @@ struct OpTiming {
 /// `options.repeats` measurements of that count, each at least min_time_s long. Wall-clock time
 /// (std::chrono::steady_clock). Throws InvalidInput for invalid options, and whatever OpRunner::run
 /// throws.
-OpTiming time_op(OpRunner& runner, Mode mode, const TimingOptions& options);
+OpTiming time_op(OpRunner& runner, graph::Mode mode, const TimingOptions& options);
 
 /// As above with `min_time_s` and the other options at their defaults.
-OpTiming time_op(OpRunner& runner, Mode mode, double min_time_s);
+OpTiming time_op(OpRunner& runner, graph::Mode mode, double min_time_s);
 
 /// Least-squares line total_s = slope_s · iterations + intercept_s through measured loops.
 struct ProportionalityFit {
@@ -63,7 +63,7 @@ ProportionalityFit fit_proportionality(std::span<const std::int64_t> iterations,
 /// iterations, as seed 000 §4.2.3 (Figure 4.2) does, since the shortest loops are where
 /// proportionality breaks. Throws InvalidInput for fewer than 2 distinct counts, a count < 1 or
 /// `repeats` < 1, and whatever OpRunner::run throws.
-ProportionalityFit measure_proportionality(OpRunner& runner, Mode mode,
+ProportionalityFit measure_proportionality(OpRunner& runner, graph::Mode mode,
                                            std::span<const std::int64_t> iteration_counts,
                                            int repeats = 3);
 

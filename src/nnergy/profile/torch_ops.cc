@@ -749,11 +749,11 @@ std::unique_ptr<OpRunner> OpRunner::build_network(const graph::Network& network,
   return std::unique_ptr<OpRunner>(new OpRunner(std::move(impl)));
 }
 
-void OpRunner::run(Mode mode, std::int64_t iterations) {
+void OpRunner::run(graph::Mode mode, std::int64_t iterations) {
   Impl& impl = *impl_;
   const auto count = static_cast<std::int64_t>(impl.args.size());
   try {
-    if (mode == Mode::kInference) {
+    if (mode == graph::Mode::kInference) {
       // Seed 000 §4.2.1: eval mode inside torch.inference_mode, one forward per iteration.
       const c10::InferenceMode guard;
       for (std::int64_t i = 0; i < iterations; ++i) {
@@ -775,10 +775,10 @@ void OpRunner::run(Mode mode, std::int64_t iterations) {
   }
 }
 
-graph::Shape OpRunner::output_shape(Mode mode) {
+graph::Shape OpRunner::output_shape(graph::Mode mode) {
   try {
     torch::Tensor y;
-    if (mode == Mode::kInference) {
+    if (mode == graph::Mode::kInference) {
       const c10::InferenceMode guard;
       y = impl_->forward_once(0, false);
     } else {
@@ -817,10 +817,6 @@ int cuda_device_count() { return static_cast<int>(torch::cuda::device_count()); 
 void set_tf32(bool allowed) {
   at::globalContext().setAllowTF32CuBLAS(allowed);
   at::globalContext().setAllowTF32CuDNN(allowed);
-}
-
-std::string_view to_string(Mode mode) {
-  return mode == Mode::kInference ? "inference" : "training";
 }
 
 }  // namespace nnergy::profile

@@ -35,7 +35,7 @@ void bind_compare(py::module_& module) {
         r.batches = batches;
         r.dims = dims;
         r.devices_file = devices_file;
-        r.mode = predict::parse_mode(mode, "mode");
+        r.mode = graph::parse_mode(mode, "mode");
         r.precision = device::parse_precision(precision, "precision");
         r.host_launch_us = host_launch_us;
         if (optimizer) r.optimizer = graph::parse_optimizer(*optimizer, "optimizer");

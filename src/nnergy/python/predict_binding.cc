@@ -49,7 +49,7 @@ api::PredictRequest to_request(const PredictArguments& a) {
   r.device = a.device;
   r.predictor_file = a.predictor_file;
   r.devices_file = a.devices_file;
-  r.mode = predict::parse_mode(a.mode, "mode");
+  r.mode = graph::parse_mode(a.mode, "mode");
   r.batch = a.batch;
   r.dims = a.dims;
   r.precision = device::parse_precision(a.precision, "precision");
@@ -87,9 +87,8 @@ void bind_predict(py::module_& module) {
 
   module.def(
       "mode_name",
-      [](const std::string& mode) { return predict::to_string(predict::parse_mode(mode, "mode")); },
-      "mode"_a,
-      "The canonical name of a mode, \"inference\" or \"training\" (predict::parse_mode).");
+      [](const std::string& mode) { return graph::to_string(graph::parse_mode(mode, "mode")); },
+      "mode"_a, "The canonical name of a mode, \"inference\" or \"training\" (graph::parse_mode).");
   module.def(
       "predict",
       [](const std::string& model, const std::optional<std::string>& device,

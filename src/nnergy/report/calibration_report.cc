@@ -4,8 +4,8 @@
 
 #include <map>
 
+#include "nnergy/calibration/time_accuracy.h"
 #include "nnergy/core/error.h"
-#include "nnergy/learn/time_accuracy.h"
 #include "nnergy/report/text_table.h"
 #include "nnergy/report/time_accuracy_report.h"
 
@@ -31,7 +31,7 @@ std::string parameter_table(const device::CalibratedParameters& p) {
 
 std::string signed_percent(double ratio) { return fmt::format("{:+.1f} %", 100 * (ratio - 1)); }
 
-std::string power_report(const learn::PowerCalibration& power) {
+std::string power_report(const calibration::PowerCalibration& power) {
   std::string out =
       "\nAverage power (published whole-network powers; κ: operand power while computing, "
       "as a share of the memory power π_mem):\n";
@@ -43,7 +43,7 @@ std::string power_report(const learn::PowerCalibration& power) {
        {"batch", "measured W", "archline W", "error", "calibrated W (held out)", "error"})
     t.add_column(c, TextTable::Align::kRight);
   for (std::size_t i = 0; i < power.leave_one_network_out.size(); ++i) {
-    const learn::EvaluatedPower& e = power.leave_one_network_out[i];
+    const calibration::EvaluatedPower& e = power.leave_one_network_out[i];
     const network::NetworkTimeMeasurement& m = e.measurement.run;
     t.add_row({m.id, m.network, m.device_id, std::to_string(m.bindings.batch.value_or(0)),
                fmt::format("{:.0f}", e.measurement.measured_w), fmt::format("{:.0f}", e.archline_w),
@@ -51,29 +51,29 @@ std::string power_report(const learn::PowerCalibration& power) {
                fmt::format("{:.0f}", e.predicted_w), signed_percent(e.ratio())});
   }
   out += t.render();
-  using learn::EvaluatedPower;
+  using calibration::EvaluatedPower;
   out += fmt::format(
       "κ = {:.3f} fitted on {} average powers of {}; leave-one-network-out MAPE {:.1f} % (archline "
       "alone {:.1f} %, in-sample {:.1f} %), ±{:.0f} % (1σ)\n",
       power.fit.operand_share, power.fit.records, join_with_commas(power.fit.devices),
-      learn::power_mape_percent(power.leave_one_network_out, &EvaluatedPower::predicted_w),
-      learn::power_mape_percent(power.leave_one_network_out, &EvaluatedPower::archline_w),
-      learn::power_mape_percent(power.in_sample, &EvaluatedPower::predicted_w),
+      calibration::power_mape_percent(power.leave_one_network_out, &EvaluatedPower::predicted_w),
+      calibration::power_mape_percent(power.leave_one_network_out, &EvaluatedPower::archline_w),
+      calibration::power_mape_percent(power.in_sample, &EvaluatedPower::predicted_w),
       100 * device::relative_spread(power.fit.power_log_sigma));
   return out;
 }
 
-nlohmann::ordered_json power_json(const learn::PowerCalibration& power) {
+nlohmann::ordered_json power_json(const calibration::PowerCalibration& power) {
   nlohmann::ordered_json j;
   j["operand_share"] = power.fit.operand_share;
   j["records"] = power.fit.records;
-  using learn::EvaluatedPower;
+  using calibration::EvaluatedPower;
   const bool fitted = power.fit.records > 0;
   j["leave_one_network_out_mape_percent"] =
-      fitted ? nlohmann::ordered_json(learn::power_mape_percent(power.leave_one_network_out,
-                                                                &EvaluatedPower::predicted_w))
+      fitted ? nlohmann::ordered_json(calibration::power_mape_percent(power.leave_one_network_out,
+                                                                      &EvaluatedPower::predicted_w))
              : nlohmann::ordered_json(nullptr);
-  j["in_sample_mape_percent"] = fitted ? nlohmann::ordered_json(learn::power_mape_percent(
+  j["in_sample_mape_percent"] = fitted ? nlohmann::ordered_json(calibration::power_mape_percent(
                                              power.in_sample, &EvaluatedPower::predicted_w))
                                        : nlohmann::ordered_json(nullptr);
   j["failures"] = nlohmann::ordered_json::array();
@@ -81,7 +81,7 @@ nlohmann::ordered_json power_json(const learn::PowerCalibration& power) {
     j["failures"].push_back({{"id", id}, {"reason", why}});
   j["measurements"] = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < power.leave_one_network_out.size(); ++i) {
-    const learn::EvaluatedPower& e = power.leave_one_network_out[i];
+    const calibration::EvaluatedPower& e = power.leave_one_network_out[i];
     j["measurements"].push_back({{"id", e.measurement.run.id},
                                  {"network", e.measurement.run.network},
                                  {"device", e.measurement.run.device_id},
@@ -96,17 +96,18 @@ nlohmann::ordered_json power_json(const learn::PowerCalibration& power) {
 }
 
 // The accuracy of the in-sample predictions over all records.
-learn::TimeAccuracy in_sample_accuracy(const CalibrationReport& r) {
-  return learn::time_accuracy(r.calibration.in_sample,
-                              [](const network::EvaluatedTime&) { return std::string("all"); })
+calibration::TimeAccuracy in_sample_accuracy(const CalibrationReport& r) {
+  return calibration::time_accuracy(
+             r.calibration.in_sample,
+             [](const network::EvaluatedTime&) { return std::string("all"); })
       .back();
 }
 
 }  // namespace
 
 std::string render_text(const CalibrationReport& r) {
-  const auto by = learn::time_accuracy;
-  const learn::TimeAccuracy in_sample = in_sample_accuracy(r);
+  const auto by = calibration::time_accuracy;
+  const calibration::TimeAccuracy in_sample = in_sample_accuracy(r);
   std::string out = fmt::format(
       "nnergy calibrate: the analytical time model fitted on {} published whole-network and "
       "per-operator times of {} (grades {})\n",
@@ -173,8 +174,8 @@ std::string render_text(const CalibrationReport& r) {
 }
 
 nlohmann::ordered_json to_json(const CalibrationReport& r) {
-  const auto by = learn::time_accuracy;
-  const learn::TimeAccuracy in_sample = in_sample_accuracy(r);
+  const auto by = calibration::time_accuracy;
+  const calibration::TimeAccuracy in_sample = in_sample_accuracy(r);
   nlohmann::ordered_json j;
   j["context"] = r.context.to_json();
   j["records_read"] = r.records_read;
@@ -206,9 +207,9 @@ nlohmann::ordered_json to_json(const CalibrationReport& r) {
     j["records"].push_back({{"id", m.id},
                             {"network", m.network},
                             {"device", m.device_id},
-                            {"source", learn::source_key(m.source)},
+                            {"source", calibration::source_key(m.source)},
                             {"precision", device::to_string(m.precision)},
-                            {"mode", predict::to_string(m.mode)},
+                            {"mode", graph::to_string(m.mode)},
                             {"part", network::to_string(m.part)},
                             {"batch", m.bindings.batch.value_or(0)},
                             {"measured_s", m.measured_s},

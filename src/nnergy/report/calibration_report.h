@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
+#include "nnergy/calibration/power_calibration.h"
+#include "nnergy/calibration/time_calibration.h"
 #include "nnergy/core/run_context.h"
 #include "nnergy/device/calibrated_parameters.h"
-#include "nnergy/learn/power_calibration.h"
-#include "nnergy/learn/time_calibration.h"
 #include "nnergy/network/time_evaluation.h"
 
 namespace nnergy::report {
@@ -25,8 +25,8 @@ struct CalibrationReport {
   std::size_t skipped = 0;  ///< records not used as times (see `nnergy evaluate --published`)
   /// Times that could not be predicted, with the reason.
   std::vector<std::pair<network::NetworkTimeMeasurement, std::string>> failures;
-  learn::Calibration calibration;           ///< the time fit and its cross-validations
-  learn::PowerCalibration power;            ///< κ on top of the calibrated times
+  calibration::Calibration calibration;     ///< the time fit and its cross-validations
+  calibration::PowerCalibration power;      ///< κ on top of the calibrated times
   device::CalibratedParameters parameters;  ///< what was (or would be) written
   /// Records used with a batch their source ran but did not state: record id, why.
   std::vector<std::pair<std::string, std::string>> assumed_batches;

@@ -7,9 +7,9 @@
 #include <functional>
 #include <map>
 
+#include "nnergy/calibration/time_accuracy.h"
 #include "nnergy/core/csv.h"
 #include "nnergy/core/error.h"
-#include "nnergy/learn/time_accuracy.h"
 #include "nnergy/report/quantity_format.h"
 #include "nnergy/report/text_table.h"
 #include "nnergy/report/time_accuracy_report.h"
@@ -362,18 +362,18 @@ bool PublishedEvaluationReport::in_sample() const {
 namespace {
 
 // The measured and predicted average powers (W) of `e`.
-std::vector<learn::ScoredFigure> power_figures(const learn::PowerEvaluation& e) {
-  std::vector<learn::ScoredFigure> out;
-  for (const learn::EvaluatedPower& p : e.powers) {
+std::vector<calibration::ScoredFigure> power_figures(const calibration::PowerEvaluation& e) {
+  std::vector<calibration::ScoredFigure> out;
+  for (const calibration::EvaluatedPower& p : e.powers) {
     out.push_back({&p.measurement.run, p.measurement.measured_w, p.predicted_w});
   }
   return out;
 }
 
 // The measured and predicted energies per iteration (J) of `e`.
-std::vector<learn::ScoredFigure> energy_figures(const learn::PowerEvaluation& e) {
-  std::vector<learn::ScoredFigure> out;
-  for (const learn::EvaluatedEnergy& x : e.energies) {
+std::vector<calibration::ScoredFigure> energy_figures(const calibration::PowerEvaluation& e) {
+  std::vector<calibration::ScoredFigure> out;
+  for (const calibration::EvaluatedEnergy& x : e.energies) {
     out.push_back({&x.measurement.run, x.measurement.measured_j, x.predicted_j});
   }
   return out;
@@ -434,18 +434,18 @@ std::string provenance_text(const PublishedEvaluationReport& report) {
 }
 
 // The accuracy tables of one quantity, one per grouping.
-std::string accuracy_tables(const std::vector<learn::ScoredFigure>& figures) {
+std::string accuracy_tables(const std::vector<calibration::ScoredFigure>& figures) {
   std::string out;
   for (const auto& [name, key] : run_groupings()) {
-    out += "\n" + accuracy_table(name, learn::figure_accuracy(figures, key));
+    out += "\n" + accuracy_table(name, calibration::figure_accuracy(figures, key));
   }
   return out;
 }
 
-nlohmann::ordered_json accuracy_jsons(const std::vector<learn::ScoredFigure>& figures,
+nlohmann::ordered_json accuracy_jsons(const std::vector<calibration::ScoredFigure>& figures,
                                       nlohmann::ordered_json j) {
   for (const auto& [name, key] : run_groupings()) {
-    j["by_" + name] = accuracy_json(learn::figure_accuracy(figures, key));
+    j["by_" + name] = accuracy_json(calibration::figure_accuracy(figures, key));
   }
   return j;
 }
@@ -454,7 +454,7 @@ nlohmann::ordered_json accuracy_jsons(const std::vector<learn::ScoredFigure>& fi
 
 std::string render_text(const PublishedEvaluationReport& report) {
   const network::TimeEvaluation& e = report.evaluation;
-  const learn::PowerEvaluation& p = report.power;
+  const calibration::PowerEvaluation& p = report.power;
   std::string out = fmt::format(
       "nnergy evaluate: the analytical model against published whole-network times, average "
       "powers and energies in {}\n",
@@ -469,7 +469,7 @@ std::string render_text(const PublishedEvaluationReport& report) {
   out += provenance_text(report);
   out += fmt::format("\nWhole-network time per iteration ({} records):\n", e.evaluated.size());
   for (const auto& [name, key] : time_groupings()) {
-    out += "\n" + accuracy_table(name, learn::time_accuracy(e.evaluated, key));
+    out += "\n" + accuracy_table(name, calibration::time_accuracy(e.evaluated, key));
   }
   out += fmt::format(
       "\nAverage power over the iteration, board power in W ({} records; predicted at the boost "
@@ -514,7 +514,7 @@ nlohmann::ordered_json run_fields(const network::NetworkTimeMeasurement& m) {
           {"network", m.network},
           {"device", m.device_id},
           {"precision", device::to_string(m.precision)},
-          {"mode", predict::to_string(m.mode)},
+          {"mode", graph::to_string(m.mode)},
           {"part", network::to_string(m.part)},
           {"batch", m.bindings.batch ? nlohmann::ordered_json(*m.bindings.batch)
                                      : nlohmann::ordered_json(nullptr)},
@@ -526,7 +526,7 @@ nlohmann::ordered_json run_fields(const network::NetworkTimeMeasurement& m) {
 
 nlohmann::ordered_json to_json(const PublishedEvaluationReport& report) {
   const network::TimeEvaluation& e = report.evaluation;
-  const learn::PowerEvaluation& p = report.power;
+  const calibration::PowerEvaluation& p = report.power;
   nlohmann::ordered_json j;
   j["context"] = report.context.to_json();
   j["records_read"] = report.records_read;
@@ -566,7 +566,7 @@ nlohmann::ordered_json to_json(const PublishedEvaluationReport& report) {
   for (const auto& [id, why] : p.failures) failures.push_back({{"id", id}, {"reason", why}});
   j["failures"] = failures;
   for (const auto& [name, key] : time_groupings())
-    j["by_" + name] = accuracy_json(learn::time_accuracy(e.evaluated, key));
+    j["by_" + name] = accuracy_json(calibration::time_accuracy(e.evaluated, key));
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const network::EvaluatedTime& t : e.evaluated) {
     nlohmann::ordered_json row = run_fields(t.measurement);
@@ -576,7 +576,7 @@ nlohmann::ordered_json to_json(const PublishedEvaluationReport& report) {
   }
   j["records"] = rows;
   nlohmann::ordered_json power_rows = nlohmann::ordered_json::array();
-  for (const learn::EvaluatedPower& x : p.powers) {
+  for (const calibration::EvaluatedPower& x : p.powers) {
     const network::NetworkTimeMeasurement& m = x.measurement.run;
     nlohmann::ordered_json row = run_fields(m);
     row["measured_w"] = x.measurement.measured_w;
@@ -589,7 +589,7 @@ nlohmann::ordered_json to_json(const PublishedEvaluationReport& report) {
                                                  {"evaluated", p.powers.size()}});
   j["power"]["records"] = power_rows;
   nlohmann::ordered_json energy_rows = nlohmann::ordered_json::array();
-  for (const learn::EvaluatedEnergy& x : p.energies) {
+  for (const calibration::EvaluatedEnergy& x : p.energies) {
     const network::NetworkTimeMeasurement& m = x.measurement.run;
     nlohmann::ordered_json row = run_fields(m);
     row["measured_j"] = x.measurement.measured_j;
@@ -613,7 +613,7 @@ std::string scatter_csv(const PublishedEvaluationReport& report) {
                     double predicted) {
     out += fmt::format("{},{},{},{},{},{},{}", csv::field(m.id), csv::field(m.network),
                        csv::field(m.device_id), device::to_string(m.precision),
-                       predict::to_string(m.mode), network::to_string(m.part),
+                       graph::to_string(m.mode), network::to_string(m.part),
                        m.bindings.batch.value_or(0));
     for (std::size_t c = 0; c < 3; ++c) {
       out += c == column ? fmt::format(",{},{}", measured, predicted) : std::string(",,");
@@ -623,10 +623,10 @@ std::string scatter_csv(const PublishedEvaluationReport& report) {
   for (const network::EvaluatedTime& t : report.evaluation.evaluated) {
     row(t.measurement, 0, t.measurement.measured_s, t.predicted_s);
   }
-  for (const learn::EvaluatedPower& x : report.power.powers) {
+  for (const calibration::EvaluatedPower& x : report.power.powers) {
     row(x.measurement.run, 1, x.measurement.measured_w, x.predicted_w);
   }
-  for (const learn::EvaluatedEnergy& x : report.power.energies) {
+  for (const calibration::EvaluatedEnergy& x : report.power.energies) {
     row(x.measurement.run, 2, x.measurement.measured_j, x.predicted_j);
   }
   return out;

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "nnergy/calibration/power_calibration.h"
 #include "nnergy/core/run_context.h"
 #include "nnergy/device/calibrated_parameters.h"
 #include "nnergy/learn/evaluation.h"
-#include "nnergy/learn/power_calibration.h"
 #include "nnergy/learn/training_table.h"
 #include "nnergy/network/time_evaluation.h"
 
@@ -83,7 +83,7 @@ struct PublishedEvaluationReport {
   std::vector<std::pair<std::string, std::string>> skipped;  ///< record id, reason
   network::TimeEvaluation evaluation;
   /// Average powers (W) and energies per iteration (J) predicted, and those that could not be.
-  learn::PowerEvaluation power;
+  calibration::PowerEvaluation power;
   /// The calibration the model's parameters come from; absent: none (every figure is then
   /// out-of-sample).
   std::optional<device::CalibratedParameters> calibration;

@@ -33,7 +33,7 @@ std::string markers(const LayerPrediction& layer) {
 }
 
 std::string mode_text(const network::PredictionSettings& settings) {
-  return settings.mode == predict::Mode::kInference
+  return settings.mode == graph::Mode::kInference
              ? "inference (forward, eval mode)"
              : fmt::format("training (forward + backward + optimizer step: {})",
                            graph::to_string(settings.optimizer));
@@ -109,7 +109,7 @@ std::vector<std::string> notes(const PredictionReport& report) {
   }
   out.push_back("bytes are a lower bound: each input, weight and output tensor moved once");
   out.push_back(fmt::format("figures are per iteration of batch {}", p.settings.batch));
-  if (p.settings.mode == predict::Mode::kTraining) {
+  if (p.settings.mode == graph::Mode::kTraining) {
     out.push_back(fmt::format(
         "training = forward (train mode) + backward (data- and weight-gradients, as in PALEO) + "
         "one {} optimizer step over {} parameters; loss and data loading not included",
@@ -158,7 +158,7 @@ std::vector<std::string> notes(const PredictionReport& report) {
 ordered_json memory_json(const network::MemoryEstimate& m) {
   ordered_json j;
   j["model"] = "estimate: weights + gradients + optimizer state + activations (see notes)";
-  j["mode"] = predict::to_string(m.mode);
+  j["mode"] = graph::to_string(m.mode);
   j["batch"] = m.batch;
   j["peak_bytes"] = m.peak_bytes;
   j["weights_bytes"] = m.weights_bytes;
@@ -184,7 +184,7 @@ ordered_json memory_json(const network::MemoryEstimate& m) {
 std::vector<std::string> memory_row(const network::MemoryEstimate& m,
                                     const device::DeviceSpec& device) {
   std::string parts = "weights " + format_binary_bytes(m.weights_bytes);
-  if (m.mode == predict::Mode::kTraining) {
+  if (m.mode == graph::Mode::kTraining) {
     parts += ", gradients " + format_binary_bytes(m.gradients_bytes) + ", optimizer state " +
              format_binary_bytes(m.optimizer_state_bytes);
   }
@@ -412,7 +412,7 @@ std::string sweep_table(const PredictionReport& report) {
 // archline (flops/energy_j).
 ordered_json roofline_json(const PredictionReport& report) {
   const device::DeviceSpec& device = *report.device;
-  const predict::OperatingPoint& point = report.prediction.settings.point;
+  const device::OperatingPoint& point = report.prediction.settings.point;
   const double clock_ratio =
       device.clock.boost_mhz > 0 ? point.clock_mhz / device.clock.boost_mhz : 1.0;
   const std::optional<double> peak = device.peak(point.precision);

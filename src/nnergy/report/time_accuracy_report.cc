@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "nnergy/calibration/time_calibration.h"
 #include "nnergy/core/error.h"
-#include "nnergy/learn/time_calibration.h"
 #include "nnergy/report/text_table.h"
 
 namespace nnergy::report {
@@ -14,13 +14,13 @@ const std::vector<std::pair<std::string, RunKey>>& run_groupings() {
       {"precision", [](const auto& m) { return std::string(device::to_string(m.precision)); }},
       {"mode",
        [](const auto& m) {
-         std::string mode(predict::to_string(m.mode));
+         std::string mode(graph::to_string(m.mode));
          if (m.part == network::TimedPart::kForward) mode += " (forward)";
          if (m.part == network::TimedPart::kBackward) mode += " (backward)";
          return mode;
        }},
       {"grade", [](const auto& m) { return m.grade; }},
-      {"source", [](const auto& m) { return learn::source_key(m.source); }},
+      {"source", [](const auto& m) { return calibration::source_key(m.source); }},
   };
   return groupings;
 }
@@ -45,13 +45,14 @@ const TimeKey& time_grouping(const std::string& name) {
   throw InternalError("no time grouping named " + name);
 }
 
-std::string accuracy_table(const std::string& title, const std::vector<learn::TimeAccuracy>& rows) {
+std::string accuracy_table(const std::string& title,
+                           const std::vector<calibration::TimeAccuracy>& rows) {
   TextTable t;
   t.add_column(title, TextTable::Align::kLeft);
   for (const char* c : {"n", "MAPE %", "median pred/meas", "within ±10 %"}) {
     t.add_column(c, TextTable::Align::kRight);
   }
-  for (const learn::TimeAccuracy& r : rows) {
+  for (const calibration::TimeAccuracy& r : rows) {
     t.add_row({r.group, std::to_string(r.metrics.count),
                fmt::format("{:.1f}", r.metrics.mape_percent), fmt::format("{:.2f}", r.median_ratio),
                fmt::format("{:.0f} %", 100 * r.metrics.within_10_percent)});
@@ -59,9 +60,9 @@ std::string accuracy_table(const std::string& title, const std::vector<learn::Ti
   return t.render();
 }
 
-nlohmann::ordered_json accuracy_json(const std::vector<learn::TimeAccuracy>& rows) {
+nlohmann::ordered_json accuracy_json(const std::vector<calibration::TimeAccuracy>& rows) {
   nlohmann::ordered_json j = nlohmann::ordered_json::array();
-  for (const learn::TimeAccuracy& r : rows) {
+  for (const calibration::TimeAccuracy& r : rows) {
     j.push_back({{"group", r.group},
                  {"count", r.metrics.count},
                  {"mape", r.metrics.mape_percent / 100},

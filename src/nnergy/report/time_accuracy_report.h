@@ -1,6 +1,6 @@
 #pragma once
 
-// Reporters of whole-network time accuracy (learn::TimeAccuracy), shared by `nnergy evaluate
+// Reporters of whole-network time accuracy (calibration::TimeAccuracy), shared by `nnergy evaluate
 // --published` and `nnergy calibrate`.
 
 #include <functional>
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "nnergy/learn/time_accuracy.h"
+#include "nnergy/calibration/time_accuracy.h"
 #include "nnergy/network/time_evaluation.h"
 
 namespace nnergy::report {
@@ -26,9 +26,10 @@ const std::vector<std::pair<std::string, TimeKey>>& time_groupings();
 const TimeKey& time_grouping(const std::string& name);
 
 /// Text table: group, n, MAPE %, median pred/meas, within ±10 %.
-std::string accuracy_table(const std::string& title, const std::vector<learn::TimeAccuracy>& rows);
+std::string accuracy_table(const std::string& title,
+                           const std::vector<calibration::TimeAccuracy>& rows);
 /// The same rows as JSON objects (group, count, mape as a fraction, median_ratio,
 /// within_10_percent).
-nlohmann::ordered_json accuracy_json(const std::vector<learn::TimeAccuracy>& rows);
+nlohmann::ordered_json accuracy_json(const std::vector<calibration::TimeAccuracy>& rows);
 
 }  // namespace nnergy::report

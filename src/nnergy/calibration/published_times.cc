@@ -1,4 +1,4 @@
-#include "nnergy/learn/published_times.h"
+#include "nnergy/calibration/published_times.h"
 
 #include <fmt/format.h>
 
@@ -11,11 +11,11 @@
 #include <set>
 #include <tuple>
 
+#include "nnergy/calibration/time_calibration.h"
 #include "nnergy/core/error.h"
 #include "nnergy/graph/zoo.h"
-#include "nnergy/learn/time_calibration.h"
 
-namespace nnergy::learn {
+namespace nnergy::calibration {
 
 namespace {
 
@@ -164,12 +164,12 @@ std::optional<network::NetworkTimeMeasurement> run_of(const dataset::PublishedMe
     return skip("framework '" + r.framework + "' runs convolutions without cuDNN (not modelled)");
   }
   if (r.mode == "inference") {
-    m.mode = predict::Mode::kInference;
+    m.mode = graph::Mode::kInference;
   } else if (r.mode == "training (fwd+bwd, no optimizer)" || r.mode == "training_forward" ||
              r.mode == "training_backward") {
-    m.mode = predict::Mode::kTraining;
+    m.mode = graph::Mode::kTraining;
   } else if (r.mode == "training") {
-    m.mode = predict::Mode::kTraining;
+    m.mode = graph::Mode::kTraining;
     m.optimizer_step = true;
   } else {
     return skip("mode '" + r.mode + "' is not one training or inference iteration");
@@ -283,9 +283,10 @@ std::map<std::string, std::string> repeated_runs(
   for (const auto& [id, run_rank] : ranked) {
     const Preferred& scored = best.at(run_rank.first);
     if (scored.id == id) continue;
-    repeated[id] = fmt::format("the same run as {} ({}), which is scored instead: {} "
-                               "(data/calibration/protocols.json)",
-                               scored.id, scored.quantity, why_of_source.at(id));
+    repeated[id] = fmt::format(
+        "the same run as {} ({}), which is scored instead: {} "
+        "(data/calibration/protocols.json)",
+        scored.id, scored.quantity, why_of_source.at(id));
   }
   return repeated;
 }
@@ -425,4 +426,4 @@ PublishedFigures published_figures(const std::vector<dataset::PublishedMeasureme
                     " is not a whole-network time, average power or energy per iteration");
 }
 
-}  // namespace nnergy::learn
+}  // namespace nnergy::calibration

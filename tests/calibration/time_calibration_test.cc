@@ -1,4 +1,4 @@
-#include "nnergy/learn/time_calibration.h"
+#include "nnergy/calibration/time_calibration.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "nnergy/graph/zoo.h"
 
-namespace nnergy::learn {
+namespace nnergy::calibration {
 namespace {
 
 using network::NetworkTimeMeasurement;
@@ -42,7 +42,7 @@ network::PreparedTimes synthetic() {
   for (const char* device : {"a100-40gb", "gtx-1080-ti"}) {
     for (const char* net : {"resnet18", "mobilenet_v2", "vgg16"}) {
       for (std::int64_t batch : {2, 32}) {
-        for (predict::Mode mode : {predict::Mode::kInference, predict::Mode::kTraining}) {
+        for (graph::Mode mode : {graph::Mode::kInference, graph::Mode::kTraining}) {
           for (device::Precision precision : {device::Precision::kFp32, device::Precision::kTf32}) {
             if (precision == device::Precision::kTf32 && std::string(device) != "a100-40gb")
               continue;
@@ -226,4 +226,4 @@ TEST(TimeCalibration, SourceKeyIsTheTextBeforeTheParenthesis) {
 }
 
 }  // namespace
-}  // namespace nnergy::learn
+}  // namespace nnergy::calibration

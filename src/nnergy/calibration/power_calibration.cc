@@ -1,4 +1,4 @@
-#include "nnergy/learn/power_calibration.h"
+#include "nnergy/calibration/power_calibration.h"
 
 #include <fmt/format.h>
 
@@ -16,7 +16,7 @@
 #include "nnergy/network/time_evaluation.h"
 #include "nnergy/predict/analytical_predictor.h"
 
-namespace nnergy::learn {
+namespace nnergy::calibration {
 
 namespace {
 
@@ -92,7 +92,7 @@ network::NetworkTotals predict_run(const network::CostedNetwork& network,
   settings.point = {run.precision, device.clock.boost_mhz};
   settings.batch = run.bindings.batch.value_or(1);
   settings.host_launch_s = host.host_launch_for(run.mode);
-  return network::predict_network(network, analytical, analytical, settings).totals;
+  return network::predict_network(network, analytical, settings).totals;
 }
 
 PowerEvaluation evaluate_powers(const std::vector<PowerMeasurement>& powers,
@@ -104,7 +104,7 @@ PowerEvaluation evaluate_powers(const std::vector<PowerMeasurement>& powers,
   network::NetworkCache own_cache;
   network::NetworkCache& networks = cache ? *cache : own_cache;
   // A run's power and energy records share one prediction (per network, device, mode and κ).
-  std::map<std::tuple<const network::CostedNetwork*, std::string, predict::Mode, bool>,
+  std::map<std::tuple<const network::CostedNetwork*, std::string, graph::Mode, bool>,
            network::NetworkTotals>
       predicted;
   const std::size_t total = powers.size() + energies.size();
@@ -212,4 +212,4 @@ PowerCalibration calibrate_power(const std::vector<PowerMeasurement>& measuremen
   return result;
 }
 
-}  // namespace nnergy::learn
+}  // namespace nnergy::calibration

@@ -1,14 +1,14 @@
-#include "nnergy/learn/time_accuracy.h"
+#include "nnergy/calibration/time_accuracy.h"
 
 #include <gtest/gtest.h>
 
-namespace nnergy::learn {
+namespace nnergy::calibration {
 namespace {
 
 // Ratios and shares below are quotients of a few exact numbers.
 constexpr double kTolerance = 1e-12;
 
-network::EvaluatedTime timed(predict::Mode mode, double measured_s, double predicted_s) {
+network::EvaluatedTime timed(graph::Mode mode, double measured_s, double predicted_s) {
   network::EvaluatedTime t;
   t.measurement.mode = mode;
   t.measurement.measured_s = measured_s;
@@ -18,11 +18,11 @@ network::EvaluatedTime timed(predict::Mode mode, double measured_s, double predi
 
 TEST(TimeAccuracy, PerGroupAndForAll) {
   // One inference time predicted exactly, two training times at ratios 0.5 and 1.
-  const std::vector<network::EvaluatedTime> evaluated = {
-      timed(predict::Mode::kInference, 2e-3, 2e-3), timed(predict::Mode::kTraining, 4e-3, 2e-3),
-      timed(predict::Mode::kTraining, 3e-3, 3e-3)};
+  const std::vector<network::EvaluatedTime> evaluated = {timed(graph::Mode::kInference, 2e-3, 2e-3),
+                                                         timed(graph::Mode::kTraining, 4e-3, 2e-3),
+                                                         timed(graph::Mode::kTraining, 3e-3, 3e-3)};
   const auto by_mode = time_accuracy(evaluated, [](const network::EvaluatedTime& t) {
-    return std::string(predict::to_string(t.measurement.mode));
+    return std::string(graph::to_string(t.measurement.mode));
   });
   ASSERT_EQ(by_mode.size(), 3u);  // inference, training, all
   EXPECT_EQ(by_mode.back().group, "all");
@@ -60,4 +60,4 @@ TEST(FigureAccuracy, ScoresAnyQuantityPerGroupOfRuns) {
 }
 
 }  // namespace
-}  // namespace nnergy::learn
+}  // namespace nnergy::calibration

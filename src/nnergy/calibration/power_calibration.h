@@ -9,13 +9,13 @@
 #include <utility>
 #include <vector>
 
+#include "nnergy/calibration/published_times.h"
 #include "nnergy/core/progress.h"
 #include "nnergy/device/calibrated_parameters.h"
 #include "nnergy/device/device_catalog.h"
-#include "nnergy/learn/published_times.h"
 #include "nnergy/network/network_prediction.h"
 
-namespace nnergy::learn {
+namespace nnergy::calibration {
 
 /// A published average power with nnergy's predictions of it.
 struct EvaluatedPower {
@@ -90,4 +90,4 @@ PowerCalibration calibrate_power(const std::vector<PowerMeasurement>& measuremen
 double power_mape_percent(const std::vector<EvaluatedPower>& evaluated,
                           double EvaluatedPower::*predicted);
 
-}  // namespace nnergy::learn
+}  // namespace nnergy::calibration

@@ -1,12 +1,12 @@
-#include "nnergy/learn/time_calibration.h"
+#include "nnergy/calibration/time_calibration.h"
 
 #include <fmt/format.h>
 
 #include <Eigen/Dense>
 #include <algorithm>
 #include <atomic>
-#include <iterator>
 #include <cmath>
+#include <iterator>
 #include <map>
 #include <set>
 #include <thread>
@@ -18,9 +18,8 @@
 #pragma GCC diagnostic pop
 
 #include "nnergy/core/error.h"
-#include "nnergy/predict/analytical_predictor.h"
 
-namespace nnergy::learn {
+namespace nnergy::calibration {
 
 namespace {
 
@@ -46,23 +45,23 @@ HostsOfSource hosts_of_sources(const PreparedTimes& prepared) {
   return hosts;
 }
 
-// The analytical predictor of every device of `catalog` with `parameters` applied.
+// Every device of `catalog` with `parameters` applied, and the analytical time model on them.
 class CalibratedPredictors {
  public:
   CalibratedPredictors(device::DeviceCatalog catalog, const device::CalibratedParameters& p,
                        const HostsOfSource& hosts_of_source)
       : parameters_(p), hosts_of_source_(hosts_of_source) {
     catalog.calibrate(p, "parameters being fitted");
-    for (const device::DeviceSpec& d : catalog.devices()) predictors_.emplace(d.id, d);
+    for (const device::DeviceSpec& d : catalog.devices()) devices_.emplace(d.id, d);
   }
 
   // Predicted time of measurement `i` of `prepared`, s.
   double predict(const PreparedTimes& prepared, std::size_t i) const {
     const NetworkTimeMeasurement& m = prepared.measurements[i];
-    auto it = predictors_.find(m.device_id);
-    if (it == predictors_.end()) throw InvalidInput("unknown device " + m.device_id);
+    auto it = devices_.find(m.device_id);
+    if (it == devices_.end()) throw InvalidInput("unknown device " + m.device_id);
     const double host_s = host_launch_s(m);
-    const double factor = m.mode == predict::Mode::kTraining && m.eager_pytorch
+    const double factor = m.mode == graph::Mode::kTraining && m.eager_pytorch
                               ? parameters_.host_launch_training_factor
                               : 1.0;
     return prepared.networks[i].predict_s(it->second, host_s * factor,
@@ -88,7 +87,7 @@ class CalibratedPredictors {
   }
 
   const device::CalibratedParameters& parameters_;
-  std::map<std::string, predict::AnalyticalPredictor> predictors_;
+  std::map<std::string, device::DeviceSpec> devices_;
   const HostsOfSource& hosts_of_source_;  // of the measurements predicted
 };
 
@@ -220,12 +219,12 @@ class Problem {
       if (r.tensor) tensor_rows[r.generation].push_back(k);
       if (!r.tensor) vector_rows.push_back(k);
       const NetworkTimeMeasurement& m = prepared.measurements[r.index];
-      if (m.mode == predict::Mode::kTraining && m.part != TimedPart::kForward)
+      if (m.mode == graph::Mode::kTraining && m.part != TimedPart::kForward)
         training_rows.push_back(k);
       if (prepared.measurements[r.index].nodes.empty() &&
           records_per_host[r.host] >= options.min_host_records) {
         host_rows[r.host].push_back(k);
-        if (m.mode == predict::Mode::kTraining && m.eager_pytorch) host_training_rows.push_back(k);
+        if (m.mode == graph::Mode::kTraining && m.eager_pytorch) host_training_rows.push_back(k);
       }
       if (m.input_copied && m.nodes.empty()) copy_rows.push_back(k);
     }
@@ -245,11 +244,11 @@ class Problem {
         const double mean = sum / static_cast<double>(it->second.size());
         parameters_.push_back(
             {Kind::kMemory, g, logit(mean), options.bandwidth_anchor_sigma, rows});
-        notes.push_back(fmt::format(
-            "{}: memory efficiency drawn towards {:.1f} %, the mean of {} copy-kernel "
-            "bandwidths measured on {}",
-            g, 100 * mean, it->second.size(),
-            join_with_commas(std::vector<std::string>(gpus.begin(), gpus.end()))));
+        notes.push_back(
+            fmt::format("{}: memory efficiency drawn towards {:.1f} %, the mean of {} copy-kernel "
+                        "bandwidths measured on {}",
+                        g, 100 * mean, it->second.size(),
+                        join_with_commas(std::vector<std::string>(gpus.begin(), gpus.end()))));
       } else {
         parameters_.push_back({Kind::kMemory, g, logit(0.8), 1.5, rows});
       }
@@ -584,4 +583,4 @@ Calibration calibrate(const PreparedTimes& prepared, const device::DeviceCatalog
   return c;
 }
 
-}  // namespace nnergy::learn
+}  // namespace nnergy::calibration

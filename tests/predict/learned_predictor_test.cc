@@ -1,4 +1,4 @@
-#include "nnergy/learn/learned_predictor.h"
+#include "nnergy/predict/learned_predictor.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,31 +11,34 @@
 #include "nnergy/core/error.h"
 #include "nnergy/network/clock_sweep.h"
 #include "nnergy/network/network_prediction.h"
+#include "nnergy/predict/analytical_predictor.h"
 
-namespace nnergy::learn {
+namespace nnergy::predict {
 namespace {
 
+using learn::testing::LearnTest;
 using ::testing::HasSubstr;
-using testing::LearnTest;
+namespace testing = learn::testing;
 
 class LearnedPredictorTest : public LearnTest {
  protected:
-  std::shared_ptr<const ModelFile> train(const testing::SyntheticDataset& spec) {
+  std::shared_ptr<const learn::ModelFile> train(const testing::SyntheticDataset& spec) {
     testing::write_dataset(file("d.sqlite"), spec);
-    table_ = build_training_table(file("d.sqlite"), testing::test_catalog(), {});
-    TrainSettings settings;
+    table_ = learn::build_training_table(file("d.sqlite"), testing::test_catalog(), {});
+    learn::TrainSettings settings;
     settings.extra = testing::small_forest();
-    return std::make_shared<const ModelFile>(ModelFile::train(table_, registry_, settings));
+    return std::make_shared<const learn::ModelFile>(
+        learn::ModelFile::train(table_, registry_, settings));
   }
 
-  network::PredictionSettings settings_at_boost(predict::Mode mode) const {
+  network::PredictionSettings settings_at_boost(graph::Mode mode) const {
     network::PredictionSettings s;
     s.mode = mode;
     s.point.clock_mhz = table_.device.clock.boost_mhz;
     return s;
   }
 
-  TrainingTable table_;
+  learn::TrainingTable table_;
   regress::RegressorRegistry registry_ = testing::standard_registry();
 };
 
@@ -55,17 +58,16 @@ TEST_F(LearnedPredictorTest, NetworkOpsGetTheFeaturesOfTheirDatasetRows) {
   }
   const graph::Network& net = spec.networks.front();
   const network::CostedNetwork costed(net);
-  const predict::AnalyticalPredictor analytical(table_.device);
-  for (const predict::Mode mode : {predict::Mode::kInference, predict::Mode::kTraining}) {
+  for (const graph::Mode mode : {graph::Mode::kInference, graph::Mode::kTraining}) {
     const network::NetworkPrediction p =
-        network::predict_network(costed, predictor, analytical, settings_at_boost(mode));
+        network::predict_network(costed, predictor, settings_at_boost(mode));
     EXPECT_EQ(p.predictor_name, predictor.name());
     std::size_t checked = 0;
     for (const network::LayerPrediction& layer : p.layers) {
       if (!layer.node_index) continue;  // the optimizer step is analytical
       const graph::Node& node = net.nodes()[*layer.node_index];
       const std::string signature = dataset::op_record(net, node).signature;
-      const auto it = by_key.find({signature, predict::to_string(mode)});
+      const auto it = by_key.find({signature, std::string(graph::to_string(mode))});
       ASSERT_NE(it, by_key.end()) << signature;
       EXPECT_NEAR(layer.time_s, it->second.value, 1e-12 * it->second.value) << signature;
       EXPECT_NEAR(layer.time_std_s, it->second.stddev, 1e-12 * it->second.value) << signature;
@@ -76,16 +78,14 @@ TEST_F(LearnedPredictorTest, NetworkOpsGetTheFeaturesOfTheirDatasetRows) {
     }
     EXPECT_EQ(checked, 32u);
 
-    // Precomputed in one batch: the same figures.
-    LearnedPredictor batched(model, table_.device, "m.nnp");
-    batched.precompute(net, mode, device::Precision::kFp32, {table_.device.clock.boost_mhz});
-    EXPECT_EQ(batched.precomputed_rows(), 32u);
-    const network::NetworkPrediction q =
-        network::predict_network(costed, batched, analytical, settings_at_boost(mode));
-    ASSERT_EQ(q.layers.size(), p.layers.size());
-    for (std::size_t i = 0; i < p.layers.size(); ++i) {
-      EXPECT_NEAR(q.layers[i].time_s, p.layers[i].time_s, 1e-12 * p.layers[i].time_s);
-      EXPECT_NEAR(q.layers[i].energy_j, p.layers[i].energy_j, 1e-12 * p.layers[i].energy_j);
+    // Each op alone, outside the batch predict_network asks for: the same figures.
+    for (const network::LayerPrediction& layer : p.layers) {
+      if (!layer.node_index) continue;
+      const graph::Node& node = net.nodes()[*layer.node_index];
+      const analytical::OpEstimate one = predictor.predict_one(
+          {net, node, costed.costs()[*layer.node_index], mode, settings_at_boost(mode).point});
+      EXPECT_NEAR(one.time_s, layer.time_s, 1e-12 * layer.time_s) << node.name;
+      EXPECT_NEAR(one.energy_j, layer.energy_j, 1e-12 * layer.energy_j) << node.name;
     }
   }
 }
@@ -101,9 +101,8 @@ TEST_F(LearnedPredictorTest, LearnedPowerGivesEnergyAndItsUncertainty) {
   EXPECT_EQ(predictor.name(), "forest (time, power)");
   const graph::Network& net = spec.networks.front();
   const network::CostedNetwork costed(net);
-  const predict::AnalyticalPredictor analytical(table_.device);
-  const network::NetworkPrediction p = network::predict_network(
-      costed, predictor, analytical, settings_at_boost(predict::Mode::kInference));
+  const network::NetworkPrediction p =
+      network::predict_network(costed, predictor, settings_at_boost(graph::Mode::kInference));
   for (const network::LayerPrediction& layer : p.layers) {
     EXPECT_NEAR(layer.energy_j, layer.time_s * layer.power_w, 1e-12 * layer.energy_j);
     EXPECT_NEAR(layer.energy_std_j,
@@ -122,14 +121,14 @@ TEST_F(LearnedPredictorTest, RefusesWhatTheModelNeverSawAndNamesExtrapolation) {
   const auto model = train(spec);
   const LearnedPredictor predictor(model, table_.device, "m.nnp");
   try {
-    predictor.check_applicable(predict::Mode::kInference, device::Precision::kFp16);
+    predictor.check_applicable(graph::Mode::kInference, device::Precision::kFp16);
     FAIL() << "expected InvalidInput";
   } catch (const InvalidInput& e) {
     EXPECT_THAT(e.what(), HasSubstr("--precision fp16"));
     EXPECT_THAT(e.what(), HasSubstr("m.nnp"));
     EXPECT_THAT(e.what(), HasSubstr("fp32"));
   }
-  EXPECT_NO_THROW(predictor.check_applicable(predict::Mode::kTraining, device::Precision::kFp32));
+  EXPECT_NO_THROW(predictor.check_applicable(graph::Mode::kTraining, device::Precision::kFp32));
   const graph::Network& net = spec.networks.front();
   EXPECT_TRUE(predictor.caveats(net, {table_.device.clock.boost_mhz}).empty());
   const auto clock_caveats = predictor.caveats(net, {1500, table_.device.clock.boost_mhz});
@@ -169,15 +168,12 @@ TEST_F(LearnedPredictorTest, OpTypesTheModelNeverSawAreAnalytical) {
   EXPECT_THAT(caveats.front(), HasSubstr("analytical model"));
   EXPECT_THAT(caveats.front(), HasSubstr("Flatten"));
 
-  predictor.precompute(net, predict::Mode::kInference, device::Precision::kFp32,
-                       {table_.device.clock.boost_mhz});
-  EXPECT_EQ(predictor.precomputed_rows(), 4u) << "two Convs and two Relus; not the Flatten";
   const network::CostedNetwork costed(net);
-  const predict::AnalyticalPredictor analytical(table_.device);
-  const auto learned = network::predict_network(costed, predictor, analytical,
-                                                settings_at_boost(predict::Mode::kInference));
-  const auto reference = network::predict_network(costed, analytical, analytical,
-                                                  settings_at_boost(predict::Mode::kInference));
+  const AnalyticalPredictor analytical_model(table_.device);
+  const auto learned =
+      network::predict_network(costed, predictor, settings_at_boost(graph::Mode::kInference));
+  const auto reference = network::predict_network(costed, analytical_model,
+                                                  settings_at_boost(graph::Mode::kInference));
   ASSERT_EQ(learned.layers.size(), 5u);
   EXPECT_EQ(learned.layers.back().op_type, "Flatten");
   EXPECT_DOUBLE_EQ(learned.layers.back().time_s, reference.layers.back().time_s);
@@ -186,21 +182,29 @@ TEST_F(LearnedPredictorTest, OpTypesTheModelNeverSawAreAnalytical) {
 }
 
 // Fixed estimates with uncertainties: Relu 1 s ± 0.1 s at 10 W, Conv 2 s ± 0.5 s at 20 W.
-class FixedPredictor : public predict::OpPredictor {
+class FixedPredictor : public OpPredictor {
  public:
   std::string name() const override { return "fixed"; }
   std::string description() const override { return "test estimates"; }
-  predict::OpEstimate predict(const predict::OpQuery& query) const override {
-    predict::OpEstimate e;
-    const bool conv = query.node.op_type == "Conv";
-    e.time_s = conv ? 2.0 : 1.0;
-    e.time_std_s = conv ? 0.5 : 0.1;
-    e.power_w = conv ? 20.0 : 10.0;
-    e.energy_j = e.time_s * e.power_w;
-    e.energy_std_j = e.power_w * e.time_std_s;
-    e.forward_time_s = e.time_s;
-    return e;
+  const device::DeviceSpec& device() const override { return device_; }
+  std::vector<analytical::OpEstimate> predict(std::span<const OpQuery> queries) const override {
+    std::vector<analytical::OpEstimate> out;
+    for (const OpQuery& query : queries) {
+      analytical::OpEstimate e;
+      const bool conv = query.node.op_type == "Conv";
+      e.time_s = conv ? 2.0 : 1.0;
+      e.time_std_s = conv ? 0.5 : 0.1;
+      e.power_w = conv ? 20.0 : 10.0;
+      e.energy_j = e.time_s * e.power_w;
+      e.energy_std_j = e.power_w * e.time_std_s;
+      e.forward_time_s = e.time_s;
+      out.push_back(e);
+    }
+    return out;
   }
+
+ private:
+  device::DeviceSpec device_ = testing::test_catalog().find("a100-40gb");
 };
 
 // x[1, 4, 8, 8] → 1×1 Conv → Relu → Relu → Relu: one Conv and three occurrences of one Relu op
@@ -244,11 +248,10 @@ TEST(NetworkUncertainty, OccurrencesCorrelatedOpsIndependent) {
   const network::CostedNetwork costed(net);
   ASSERT_EQ(costed.unique_count(), 2u);
   const FixedPredictor fixed;
-  const predict::AnalyticalPredictor analytical(testing::test_catalog().find("a100-40gb"));
+  const AnalyticalPredictor analytical_model(testing::test_catalog().find("a100-40gb"));
   network::PredictionSettings settings;
   settings.point.clock_mhz = 1410;
-  const network::NetworkTotals t =
-      network::predict_network(costed, fixed, analytical, settings).totals;
+  const network::NetworkTotals t = network::predict_network(costed, fixed, settings).totals;
   EXPECT_DOUBLE_EQ(t.time_s, 5.0);
   EXPECT_DOUBLE_EQ(t.energy_j, 70.0);
   // σ_T² = (3·0.1)² + 0.5², σ_E² = (3·1)² + 10², cov = 3²·10·0.1² + 20·0.5².
@@ -257,7 +260,7 @@ TEST(NetworkUncertainty, OccurrencesCorrelatedOpsIndependent) {
   EXPECT_NEAR(t.edp_std_j_s, std::sqrt(25 * 109.0 + 4900 * 0.34 + 2 * 70 * 5 * 5.9), 1e-9);
 
   const network::NetworkTotals none =
-      network::predict_network(costed, analytical, analytical, settings).totals;
+      network::predict_network(costed, analytical_model, settings).totals;
   EXPECT_EQ(none.time_std_s, 0.0) << "the analytical model gives no uncertainty";
   EXPECT_EQ(none.edp_std_j_s, 0.0);
 }
@@ -284,4 +287,4 @@ TEST(OptimumConfidence, ClearUncertainAndUnknownOptima) {
 }
 
 }  // namespace
-}  // namespace nnergy::learn
+}  // namespace nnergy::predict

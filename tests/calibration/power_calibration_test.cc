@@ -1,4 +1,4 @@
-#include "nnergy/learn/power_calibration.h"
+#include "nnergy/calibration/power_calibration.h"
 
 #include <gtest/gtest.h>
 
@@ -8,15 +8,16 @@
 #include <string>
 #include <utility>
 
+#include "nnergy/calibration/time_calibration.h"
 #include "nnergy/core/error.h"
 #include "nnergy/dataset/published_measurement.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/graph/zoo.h"
-#include "nnergy/learn/time_calibration.h"
 #include "nnergy/network/network_prediction.h"
 #include "nnergy/network/time_evaluation.h"
+#include "nnergy/predict/analytical_predictor.h"
 
-namespace nnergy::learn {
+namespace nnergy::calibration {
 namespace {
 
 const std::filesystem::path kDataDir = NNERGY_TEST_DATA_DIR;
@@ -37,7 +38,7 @@ double made_power(const network::NetworkTimeMeasurement& m, double kappa) {
   settings.mode = m.mode;
   settings.point = {m.precision, device.clock.boost_mhz};
   settings.batch = *m.bindings.batch;
-  return network::predict_network(costed, analytical, analytical, settings).totals.power_w;
+  return network::predict_network(costed, analytical, settings).totals.power_w;
 }
 
 std::vector<PowerMeasurement> synthetic(double kappa) {
@@ -226,9 +227,8 @@ TEST(PublishedTimes, ALatencyOfARunWhoseThroughputIsPublishedIsSkippedNamingTheT
 }
 
 TEST(PublishedBandwidths, CopyKernelBandwidthsOfCatalogGpusBecomeAnchorsAndTheRestAreNamed) {
-  dataset::PublishedMeasurement copy =
-      h100_record("copy", "memory copy kernel", "achieved_fraction_of_peak_bandwidth", 0.87,
-                  "fraction");
+  dataset::PublishedMeasurement copy = h100_record(
+      "copy", "memory copy kernel", "achieved_fraction_of_peak_bandwidth", 0.87, "fraction");
   copy.gpu = "NVIDIA A100 SXM4 40GB";
   copy.grade = "C";
   dataset::PublishedMeasurement roofline = copy;  // another kernel: not a streaming copy
@@ -325,7 +325,7 @@ TEST(PublishedFigures, TheH100CampaignsPrecisionsAndModesMap) {
   EXPECT_EQ(precisions,
             (std::vector<device::Precision>{device::Precision::kFp32, device::Precision::kTf32,
                                             device::Precision::kBf16, device::Precision::kBf16}));
-  EXPECT_EQ(times.measurements[3].mode, predict::Mode::kTraining);
+  EXPECT_EQ(times.measurements[3].mode, graph::Mode::kTraining);
   EXPECT_TRUE(times.measurements[3].optimizer_step);
 }
 
@@ -395,15 +395,14 @@ TEST(EvaluatePowers, PowerAndEnergyAreThoseOfPredictNetworkForTheRun) {
   const device::DeviceSpec& h100 = calibrated.find("h100-sxm");
   EXPECT_GT(h100.power_activity.operand_share, 0) << "calibrated κ expected";
   graph::Network net = graph::import_onnx(kDataDir / "zoo" / "resnet18.onnx", {8, {}});
-  net.cast_floating_tensors(predict::storage_type(device::Precision::kFp32));
+  net.cast_floating_tensors(device::storage_type(device::Precision::kFp32));
   const network::CostedNetwork costed(net);
   const predict::AnalyticalPredictor analytical(h100);
   network::PredictionSettings settings;
   settings.point = {device::Precision::kFp32, h100.clock.boost_mhz};
   settings.batch = 8;
   settings.host_launch_s = kHostLaunchS;
-  const network::NetworkTotals t =
-      network::predict_network(costed, analytical, analytical, settings).totals;
+  const network::NetworkTotals t = network::predict_network(costed, analytical, settings).totals;
   // Same computation, same order: equal to rounding.
   constexpr double kRelative = 1e-12;
   EXPECT_NEAR(e.powers[0].predicted_w, t.power_w, kRelative * t.power_w);
@@ -438,4 +437,4 @@ TEST(EvaluatePowers, AMeasurementThatCannotBePredictedIsAFailureWithItsReason) {
 }
 
 }  // namespace
-}  // namespace nnergy::learn
+}  // namespace nnergy::calibration

@@ -1,21 +1,17 @@
 #pragma once
 
-#include <map>
 #include <memory>
-#include <optional>
 #include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "nnergy/core/setting_name.h"
 #include "nnergy/device/device_spec.h"
 #include "nnergy/graph/network.h"
 #include "nnergy/learn/model_file.h"
-#include "nnergy/predict/analytical_predictor.h"
 #include "nnergy/predict/op_predictor.h"
 
-namespace nnergy::learn {
+namespace nnergy::predict {
 
 /// An OpPredictor backed by a trained model file: the node's OpRecord (dataset::op_record) is
 /// encoded with the model's feature schema and given to the time regressor, and to the power
@@ -26,34 +22,29 @@ namespace nnergy::learn {
 /// the time part only). An op whose type never occurred in the training rows (e.g. a Flatten view
 /// outside the profiling whitelist) is predicted wholly by the analytical model: the trees could
 /// only guess from unrelated ops, and a hybrid model cannot correct an analytical time of 0.
-/// Thread-safe: predict() is const and the regressors are read-only.
-class LearnedPredictor : public predict::OpPredictor {
+/// A batch of queries is one feature matrix and one regressor call per target. Thread-safe:
+/// predict() is const and the regressors are read-only.
+class LearnedPredictor : public OpPredictor {
  public:
   /// Predicts for `device` (normally the model's own catalog device; another device relies on
   /// the device-descriptor features, seed 000 §7.2). `source` names the model file in outputs.
-  LearnedPredictor(std::shared_ptr<const ModelFile> model, device::DeviceSpec device,
+  LearnedPredictor(std::shared_ptr<const learn::ModelFile> model, device::DeviceSpec device,
                    std::string source);
 
   /// E.g. "forest (time) + analytical (power)" or "forest (time, power)".
   std::string name() const override;
   std::string description() const override;
-  predict::OpEstimate predict(const predict::OpQuery& query) const override;
+  const device::DeviceSpec& device() const override { return device_; }
+  std::vector<analytical::OpEstimate> predict(std::span<const OpQuery> queries) const override;
 
   /// Which model made the time figures, e.g. "forest from cpu-forest.nnp".
   std::string time_source() const;
   /// Which model made the power figures, e.g. "analytical (the dataset has no power)".
   std::string power_source() const;
 
-  /// Predicts every unique op of `network` in `mode` at `precision` and each of `clocks_mhz`
-  /// with one regressor call per target, and keeps the results: predict() for those ops is then
-  /// a lookup instead of one regressor call per op and clock. Optional (predict() works without
-  /// it). Not thread-safe: call it before predict() is used from several threads.
-  void precompute(const graph::Network& network, predict::Mode mode, device::Precision precision,
-                  const std::vector<double>& clocks_mhz);
-
   /// Throws InvalidInput naming the model file and the setting (as `names` spells it) when
   /// `mode` or `precision` was not among the training rows (the model never saw such an op).
-  void check_applicable(predict::Mode mode, device::Precision precision,
+  void check_applicable(graph::Mode mode, device::Precision precision,
                         SettingNames names = SettingNames::kFlag) const;
   /// Notes on extrapolation for predicting `network` at `clocks_mhz` (MHz), one line each:
   /// another device than the model's, clocks the model never saw, op types it never saw (which
@@ -63,24 +54,13 @@ class LearnedPredictor : public predict::OpPredictor {
   /// True when ops of type `op_type` (e.g. "Conv") were among the training rows.
   bool knows_op_type(const std::string& op_type) const;
 
-  /// Feature rows predicted by precompute() so far.
-  std::size_t precomputed_rows() const { return cache_.size(); }
-  const ModelFile& model() const { return *model_; }
-  const device::DeviceSpec& device() const { return analytical_.device(); }
+  const learn::ModelFile& model() const { return *model_; }
 
  private:
-  /// (signature, training, clock MHz, dtype): what one feature row depends on besides the op.
-  using CacheKey = std::tuple<std::string, bool, double, std::string>;
-  struct Cached {
-    regress::Prediction time;
-    std::optional<regress::Prediction> power;
-  };
-
-  std::shared_ptr<const ModelFile> model_;
-  predict::AnalyticalPredictor analytical_;
+  std::shared_ptr<const learn::ModelFile> model_;
+  device::DeviceSpec device_;
   std::string source_;
-  std::map<CacheKey, Cached> cache_;      ///< filled by precompute(), read-only afterwards
   std::set<std::string> known_op_types_;  ///< op types with a one-hot column in the schema
 };
 
-}  // namespace nnergy::learn
+}  // namespace nnergy::predict

@@ -16,7 +16,7 @@
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/network/time_evaluation.h"
 
-namespace nnergy::learn {
+namespace nnergy::calibration {
 
 /// How the fit treats thin data.
 struct CalibrationOptions {
@@ -109,4 +109,4 @@ Calibration calibrate(const network::PreparedTimes& prepared, const device::Devi
                       const std::string& corpus, const CalibrationOptions& options = {},
                       unsigned threads = 0, const std::vector<BandwidthAnchor>& anchors = {});
 
-}  // namespace nnergy::learn
+}  // namespace nnergy::calibration

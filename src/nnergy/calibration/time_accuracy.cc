@@ -1,10 +1,10 @@
-#include "nnergy/learn/time_accuracy.h"
+#include "nnergy/calibration/time_accuracy.h"
 
 #include <map>
 
 #include "nnergy/core/statistics.h"
 
-namespace nnergy::learn {
+namespace nnergy::calibration {
 
 namespace {
 
@@ -27,7 +27,7 @@ TimeAccuracy accuracy_of(const std::string& group, const std::vector<const Group
     predicted.push_back(g->predicted);
     ratios.push_back(g->predicted / g->measured);
   }
-  a.metrics = fit_metrics(measured, predicted);
+  a.metrics = learn::fit_metrics(measured, predicted);
   a.median_ratio = statistics::median(ratios);
   return a;
 }
@@ -65,4 +65,4 @@ std::vector<TimeAccuracy> figure_accuracy(
   return accuracy_by_group(grouped);
 }
 
-}  // namespace nnergy::learn
+}  // namespace nnergy::calibration

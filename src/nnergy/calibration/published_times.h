@@ -15,12 +15,12 @@
 #include <utility>
 #include <vector>
 
+#include "nnergy/calibration/time_calibration.h"
 #include "nnergy/core/setting_name.h"
 #include "nnergy/dataset/published_measurement.h"
-#include "nnergy/learn/time_calibration.h"
 #include "nnergy/network/time_evaluation.h"
 
-namespace nnergy::learn {
+namespace nnergy::calibration {
 
 /// The records that became measurements, and every other record with the reason it did not.
 struct PublishedTimes {
@@ -124,4 +124,4 @@ PublishedFigures published_figures(const std::vector<dataset::PublishedMeasureme
                                    const std::filesystem::path& data_dir,
                                    const std::vector<std::string>& grades);
 
-}  // namespace nnergy::learn
+}  // namespace nnergy::calibration

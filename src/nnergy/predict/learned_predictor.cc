@@ -1,4 +1,4 @@
-#include "nnergy/learn/learned_predictor.h"
+#include "nnergy/predict/learned_predictor.h"
 
 #include <fmt/format.h>
 
@@ -11,11 +11,11 @@
 #include "nnergy/graph/op_signature.h"
 #include "nnergy/graph/whitelist.h"
 
-namespace nnergy::learn {
+namespace nnergy::predict {
 
-LearnedPredictor::LearnedPredictor(std::shared_ptr<const ModelFile> model,
+LearnedPredictor::LearnedPredictor(std::shared_ptr<const learn::ModelFile> model,
                                    device::DeviceSpec device, std::string source)
-    : model_(std::move(model)), analytical_(std::move(device)), source_(std::move(source)) {
+    : model_(std::move(model)), device_(std::move(device)), source_(std::move(source)) {
   if (!model_) throw InternalError("LearnedPredictor without a model");
   // The encoder's one-hot columns are named "op=<type>" (features/feature_encoder.h).
   const std::string prefix = "op=";
@@ -59,10 +59,10 @@ std::string LearnedPredictor::power_source() const {
   return "analytical (archline; " + source_ + " has no power model)";
 }
 
-void LearnedPredictor::check_applicable(predict::Mode mode, device::Precision precision,
+void LearnedPredictor::check_applicable(graph::Mode mode, device::Precision precision,
                                         SettingNames names) const {
   const std::vector<std::string> modes = model_->trained_modes();
-  const std::string mode_name = predict::to_string(mode);
+  const std::string mode_name(graph::to_string(mode));
   if (!modes.empty() && std::find(modes.begin(), modes.end(), mode_name) == modes.end()) {
     throw InvalidInput(fmt::format("{}: the model {} was trained on {} measurements only",
                                    setting_with_value(names, "mode", mode_name), source_,
@@ -90,7 +90,7 @@ std::vector<std::string> LearnedPredictor::caveats(const graph::Network& network
         "op types the model never saw are predicted by the analytical model (time and power): {}",
         join_with_commas({unseen_types.begin(), unseen_types.end()})));
   }
-  const device::DeviceSpec& d = analytical_.device();
+  const device::DeviceSpec& d = device_;
   if (d.id != model_->device().catalog_id) {
     out.push_back(fmt::format(
         "the model was trained on {} ({}); predictions for {} extrapolate through the device "
@@ -118,83 +118,62 @@ std::vector<std::string> LearnedPredictor::caveats(const graph::Network& network
   return out;
 }
 
-void LearnedPredictor::precompute(const graph::Network& network, predict::Mode mode,
-                                  device::Precision precision,
-                                  const std::vector<double>& clocks_mhz) {
-  const bool training = mode == predict::Mode::kTraining;
-  const std::string dtype(device::to_string(precision));
+std::vector<analytical::OpEstimate> LearnedPredictor::predict(
+    std::span<const OpQuery> queries) const {
+  // One feature row per query whose op type the model knows; the others are the analytical
+  // model's alone.
   features::FeatureMatrix x = model_->encoder().empty_matrix();
-  std::vector<CacheKey> keys;
-  for (const graph::UniqueOperation& op :
-       graph::unique_operations(network, graph::Whitelist::standard())) {
-    if (!knows_op_type(op.op_type)) continue;
-    const dataset::OpRecord record = dataset::op_record(network, network.nodes()[op.nodes.front()]);
-    for (const double clock : clocks_mhz) {
-      CacheKey key{record.signature, training, clock, dtype};
-      if (cache_.count(key) != 0) continue;
-      features::FeatureContext context;
-      context.device = &analytical_.device();
-      context.clock_mhz = clock;
-      context.dtype = dtype;
-      context.training = training;
-      model_->encoder().append(x, record, context);
-      keys.push_back(std::move(key));
-    }
-  }
-  if (keys.empty()) return;
-  const std::vector<regress::Prediction> times = model_->time().regressor->predict(x);
-  std::vector<regress::Prediction> powers;
-  if (model_->power() != nullptr) powers = model_->power()->regressor->predict(x);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    Cached c{times.at(i), std::nullopt};
-    if (!powers.empty()) c.power = powers.at(i);
-    cache_.emplace(std::move(keys[i]), c);
-  }
-}
-
-predict::OpEstimate LearnedPredictor::predict(const predict::OpQuery& query) const {
-  if (!knows_op_type(query.node.op_type)) return analytical_.predict(query);
-  const bool training = query.mode == predict::Mode::kTraining;
-  const std::string dtype(device::to_string(query.point.precision));
-  Cached predicted;
-  const auto hit = cache_.empty() ? cache_.end()
-                                  : cache_.find({graph::op_signature(query.network, query.node),
-                                                 training, query.point.clock_mhz, dtype});
-  if (hit != cache_.end()) {
-    predicted = hit->second;
-  } else {
-    const dataset::OpRecord record = dataset::op_record(query.network, query.node);
+  std::vector<std::size_t> row_of(queries.size(), queries.size());
+  std::size_t rows = 0;
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    const OpQuery& q = queries[i];
+    if (!knows_op_type(q.node.op_type)) continue;
     features::FeatureContext context;
-    context.device = &analytical_.device();
-    context.clock_mhz = query.point.clock_mhz;
-    context.dtype = dtype;
-    context.training = training;
-    features::FeatureMatrix x = model_->encoder().empty_matrix();
-    model_->encoder().append(x, record, context);
-    predicted.time = model_->time().regressor->predict(x).at(0);
-    if (model_->power() != nullptr) predicted.power = model_->power()->regressor->predict(x).at(0);
+    context.device = &device_;
+    context.clock_mhz = q.point.clock_mhz;
+    context.dtype = std::string(device::to_string(q.point.precision));
+    context.training = q.mode == graph::Mode::kTraining;
+    model_->encoder().append(x, dataset::op_record(q.network, q.node), context);
+    row_of[i] = rows++;
+  }
+  std::vector<regress::Prediction> times;
+  std::vector<regress::Prediction> powers;
+  if (rows > 0) {
+    times = model_->time().regressor->predict(x);
+    if (model_->power() != nullptr) powers = model_->power()->regressor->predict(x);
   }
 
-  const regress::Prediction& time = predicted.time;
-  const predict::OpEstimate analytical = analytical_.predict(query);
-  predict::OpEstimate e;
-  e.time_s = std::max(time.value, 0.0);
-  e.time_std_s = time.stddev;
-  if (predicted.power) {
-    e.power_w = std::max(predicted.power->value, 0.0);
-    e.power_std_w = predicted.power->stddev;
-  } else {
-    e.power_w = analytical.power_w;
+  std::vector<analytical::OpEstimate> out;
+  out.reserve(queries.size());
+  for (std::size_t i = 0; i < queries.size(); ++i) {
+    const OpQuery& q = queries[i];
+    const analytical::OpEstimate analytical =
+        analytical::predict_op(device_, q.cost, q.mode, q.point);
+    if (row_of[i] == queries.size()) {
+      out.push_back(analytical);
+      continue;
+    }
+    const regress::Prediction& time = times.at(row_of[i]);
+    analytical::OpEstimate e;
+    e.time_s = std::max(time.value, 0.0);
+    e.time_std_s = time.stddev;
+    if (!powers.empty()) {
+      e.power_w = std::max(powers.at(row_of[i]).value, 0.0);
+      e.power_std_w = powers.at(row_of[i]).stddev;
+    } else {
+      e.power_w = analytical.power_w;
+    }
+    e.energy_j = e.time_s * e.power_w;
+    e.energy_std_j = std::hypot(e.power_w * e.time_std_s, e.time_s * e.power_std_w);
+    // The learned time is for the whole iteration; the forward share is the analytical model's.
+    e.forward_time_s = analytical.time_s > 0 && q.mode == graph::Mode::kTraining
+                           ? e.time_s * analytical.forward_time_s / analytical.time_s
+                           : e.time_s;
+    e.compute_bound = analytical.compute_bound;
+    e.power_capped = false;
+    out.push_back(e);
   }
-  e.energy_j = e.time_s * e.power_w;
-  e.energy_std_j = std::hypot(e.power_w * e.time_std_s, e.time_s * e.power_std_w);
-  // The learned time is for the whole iteration; the forward share is the analytical model's.
-  e.forward_time_s = analytical.time_s > 0 && training
-                         ? e.time_s * analytical.forward_time_s / analytical.time_s
-                         : e.time_s;
-  e.compute_bound = analytical.compute_bound;
-  e.power_capped = false;
-  return e;
+  return out;
 }
 
-}  // namespace nnergy::learn
+}  // namespace nnergy::predict

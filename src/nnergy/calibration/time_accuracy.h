@@ -10,13 +10,13 @@
 #include "nnergy/learn/fit_metrics.h"
 #include "nnergy/network/time_evaluation.h"
 
-namespace nnergy::learn {
+namespace nnergy::calibration {
 
 /// The fit metrics of one group of evaluated times, and its median predicted/measured ratio.
 struct TimeAccuracy {
   std::string group;
-  FitMetrics metrics;       ///< count, MAPE, share within ±10 %, ... (count 0 for no times)
-  double median_ratio = 0;  ///< median predicted/measured (0 for no times)
+  learn::FitMetrics metrics;  ///< count, MAPE, share within ±10 %, ... (count 0 for no times)
+  double median_ratio = 0;    ///< median predicted/measured (0 for no times)
 };
 
 /// Accuracy per value of `key` (e.g. the device, the source, the precision), sorted by group,
@@ -38,4 +38,4 @@ std::vector<TimeAccuracy> figure_accuracy(
     const std::vector<ScoredFigure>& figures,
     const std::function<std::string(const network::NetworkTimeMeasurement&)>& key);
 
-}  // namespace nnergy::learn
+}  // namespace nnergy::calibration
