@@ -1,5 +1,6 @@
-// `nnergy archline`: measure (run), fit, plot, show and synthesize the energy roofline of a GPU
-// (E = W·ε_flop + Q·ε_mem + T·π0; docs/archline.md).
+// `nnergy archline`: measure (run), fit and plot the energy roofline of a GPU
+// (E = W·ε_flop + Q·ε_mem + T·π0; docs/archline.md); show and synth, which start from a catalog
+// device, are in archline_device_command.cc.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -28,16 +29,12 @@ struct ArchlineOptions {
   // run
   std::string gpu = "cuda:0";
   double batch_time_s = 3;
-  // run, synth
+  // run, fit, plot
   std::string precisions;
   std::string out;
   std::string html;  // plot: also an HTML report
-  // synth, show, fit, plot
   std::string device;
   std::string devices_file;
-  double noise = 0.02;
-  std::uint64_t seed = 1;
-  double off_clock_fraction = 0;
   // fit, plot
   std::string file;
   bool json = false;
@@ -47,11 +44,7 @@ struct ArchlineOptions {
 };
 
 std::vector<Precision> parse_precisions(const std::string& list) {
-  std::vector<Precision> out;
-  if (list.empty()) return out;
-  for (const std::string& name : split_trimmed(list, ','))
-    out.push_back(device::parse_precision(name, "--precision"));
-  return out;
+  return device::parse_precision_list(list, "--precision");
 }
 
 std::optional<std::string> given(const std::string& text) {
@@ -60,32 +53,9 @@ std::optional<std::string> given(const std::string& text) {
 
 std::string json_text(const nlohmann::ordered_json& j) { return core::json_text(j); }
 
-CommandResult run_show(const ArchlineOptions& o, const std::string& command_line) {
-  const report::ArchlineShowReport r =
-      api::archline_show({o.device, parse_precisions(o.precisions), o.devices_file, command_line,
-                          SettingNames::kFlag});
-  return {o.json ? json_text(report::to_json(r)) : report::render_text(r), 0};
-}
-
-CommandResult run_synth(const ArchlineOptions& o, const std::string& command_line) {
-  return {report::render_text(api::archline_synth(
-              {o.device, parse_precisions(o.precisions), o.noise, o.seed, o.off_clock_fraction,
-               o.devices_file, o.out, command_line, SettingNames::kFlag})),
-          0};
-}
-
 CommandResult run_benchmarks(const ArchlineOptions& o, const std::string& command_line) {
-  const std::optional<int> index = measure::parse_cuda_ordinal(o.gpu);
-  if (!index)
-    throw InvalidInput("--gpu " + o.gpu + ": expected cuda:N or N, a CUDA device ordinal");
-  if (measure::parse_cuda_ordinal(o.device)) {
-    throw InvalidInput("--device " + o.device +
-                       ": expected a catalog id (see `nnergy devices`); "
-                       "the CUDA device to measure is --gpu " +
-                       o.device);
-  }
   api::ArchlineRunRequest r;
-  r.gpu_index = *index;
+  r.gpu = o.gpu;
   r.precisions = parse_precisions(o.precisions);
   r.batch_time_s = o.batch_time_s;
   r.catalog_device = given(o.device);
@@ -175,33 +145,7 @@ void add_archline_command(CLI::App& app, CommandRun* selected, const std::string
     *selected = [o, command_line] { return run_plot(*o, command_line); };
   });
 
-  CLI::App* show = cmd->add_subcommand(
-      "show", "Archline parameters of a catalog device and the quantities derived from them");
-  show->add_option("device", o->device, "device id or alias")->required();
-  show->add_option("--precision", o->precisions, "fp32, fp64 or both (default both)");
-  show->add_option("--devices-file", o->devices_file, "extra device catalog (JSON)");
-  show->add_flag("--json", o->json, "write JSON instead of text");
-  show->callback([o, selected, command_line] {
-    *selected = [o, command_line] { return run_show(*o, command_line); };
-  });
-
-  CLI::App* synth = cmd->add_subcommand(
-      "synth", "Synthetic benchmark points from a catalog device's parameters, with noise");
-  synth->add_option("--device", o->device, "catalog device whose parameters and peaks to use")
-      ->required();
-  synth->add_option("--precision", o->precisions, "fp32, fp64 or fp32,fp64 (default fp32)");
-  synth->add_option("--noise", o->noise, "relative standard deviation of the energy noise")
-      ->capture_default_str();
-  synth->add_option("--seed", o->seed, "random seed")->capture_default_str();
-  synth
-      ->add_option("--off-clock-fraction", o->off_clock_fraction,
-                   "fraction of points marked as taken at another clock")
-      ->capture_default_str();
-  synth->add_option("--devices-file", o->devices_file, "extra device catalog (JSON)");
-  synth->add_option("--out", o->out, "CSV file to write")->required();
-  synth->callback([o, selected, command_line] {
-    *selected = [o, command_line] { return run_synth(*o, command_line); };
-  });
+  add_archline_device_subcommands(*cmd, selected, command_line);
 }
 
 }  // namespace nnergy::cli

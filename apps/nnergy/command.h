@@ -40,6 +40,9 @@ void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string
 void add_calibrate_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 /// `nnergy archline run|fit|plot|show|synth` (seed 003).
 void add_archline_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
+/// `nnergy archline show|synth`, subcommands of `archline` (called by add_archline_command).
+void add_archline_device_subcommands(CLI::App& archline, CommandRun* selected,
+                                     const std::string& command_line);
 /// `nnergy account`: energy accounting of a recorded run (seed 001).
 void add_account_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 

@@ -4,10 +4,8 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +14,7 @@
 #include "nnergy/core/error.h"
 #include "nnergy/core/signals.h"
 #include "nnergy/core/text.h"
+#include "nnergy/measure/clock_control.h"
 #include "nnergy/measure/cuda_device_mapping.h"
 #include "torch_plugin.h"
 
@@ -63,26 +62,6 @@ std::optional<int> cuda_device(const ProfileOptions& o) {
   throw InvalidInput(fmt::format("--device '{}': expected cpu or cuda:N", o.device));
 }
 
-// "900,1200,default" → {900, 1200, 0}; empty text → {}.
-std::vector<std::int64_t> parse_clocks(const std::string& text) {
-  std::vector<std::int64_t> clocks;
-  if (text.empty()) return clocks;
-  for (const std::string& item : split_trimmed(text, ',')) {
-    if (item == "default") {
-      clocks.push_back(0);
-      continue;
-    }
-    if (item.empty() || item.size() > 6 ||
-        !std::all_of(item.begin(), item.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
-      throw InvalidInput(fmt::format(
-          "--clocks-mhz {}: '{}' is not a clock; expected MHz as whole numbers, or 'default'", text,
-          item));
-    }
-    clocks.push_back(std::stoll(item));
-  }
-  return clocks;
-}
-
 profile::ProfileRequest to_request(const ProfileOptions& o, const std::string& command_line) {
   if (!o.gpu.empty() && !o.device.empty())
     throw InvalidInput("--gpu and --device: give the GPU with --gpu only");
@@ -107,7 +86,7 @@ profile::ProfileRequest to_request(const ProfileOptions& o, const std::string& c
   r.dry_run = o.dry_run;
   if (!o.whitelist.empty()) r.whitelist = graph::Whitelist::parse(o.whitelist, "--whitelist");
   r.threads = o.threads;
-  r.clocks_mhz = parse_clocks(o.clocks_mhz);
+  r.clocks_mhz = measure::parse_clock_list(o.clocks_mhz, "--clocks-mhz");
   return r;
 }
 

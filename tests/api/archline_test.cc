@@ -39,6 +39,32 @@ TEST_F(ApiArchline, ATensorCorePrecisionIsRefusedByName) {
   }
 }
 
+// Checked before any GPU is touched, in the caller's spelling of the settings.
+TEST_F(ApiArchline, RunRefusesAGpuThatIsNotAnOrdinalAndACatalogDeviceThatIs) {
+  const auto message = [&](const std::string& gpu, const std::string& catalog_device,
+                           SettingNames names) {
+    ArchlineRunRequest request;
+    request.gpu = gpu;
+    if (!catalog_device.empty()) request.catalog_device = catalog_device;
+    request.out = file("points.csv");
+    request.names = names;
+    try {
+      archline_run(request);
+    } catch (const InvalidInput& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no InvalidInput)");
+  };
+  EXPECT_EQ(message("gpu0", "", SettingNames::kKeyword),
+            "gpu=gpu0: expected cuda:N or N, a CUDA device ordinal");
+  EXPECT_EQ(message("cuda:x", "", SettingNames::kFlag),
+            "--gpu cuda:x: expected cuda:N or N, a CUDA device ordinal");
+  EXPECT_EQ(message("cuda:0", "cuda:1", SettingNames::kFlag),
+            "--catalog-device cuda:1: expected a catalog id (see `nnergy devices`); the CUDA "
+            "device to measure is --gpu cuda:1");
+  EXPECT_FALSE(std::filesystem::exists(file("points.csv")));
+}
+
 TEST_F(ApiArchline, SyntheticPointsFitBackToTheirTruth) {
   ArchlineSynthRequest synth;
   synth.device = "a100-40gb";

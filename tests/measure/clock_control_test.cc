@@ -244,5 +244,21 @@ TEST(ClockLockDeathTest, SigintResetsTheClocksAndReachesThePreviousHandler) {
                                               "reset_clocks 0", "reset_clocks 1"));
 }
 
+TEST(ClockList, DefaultIsZeroAndAnythingButWholeMhzNamesTheSettingAndTheItem) {
+  EXPECT_EQ(parse_clock_list("900, 1200,default", "--clocks-mhz"),
+            (std::vector<std::int64_t>{900, 1200, 0}));
+  EXPECT_TRUE(parse_clock_list("", "--clocks-mhz").empty());
+  for (const char* bad : {"1410,fast", "1.5", "-900", "1234567", "900,,1200"}) {
+    try {
+      parse_clock_list(bad, "clocks_mhz");
+      ADD_FAILURE() << bad << ": no error";
+    } catch (const InvalidInput& e) {
+      EXPECT_THAT(e.what(), HasSubstr(std::string("clocks_mhz ") + bad + ": '"));
+      EXPECT_THAT(e.what(),
+                  HasSubstr("is not a clock; expected MHz as whole numbers, or 'default'"));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nnergy::measure

@@ -17,6 +17,7 @@
 #include "nnergy/core/error.h"
 #include "nnergy/core/units.h"
 #include "nnergy/device/device_catalog.h"
+#include "nnergy/measure/cuda_device_mapping.h"
 #include "nnergy/report/html_report.h"
 
 namespace nnergy::api {
@@ -205,8 +206,20 @@ report::ArchlineFileReport archline_run(const ArchlineRunRequest& r) {
         setting_with_value(r.names, "batch_time_s", fmt::format("{:g}", r.batch_time_s)) +
         ": expected at least 1 s (NVML averages power over ~1 s)");
   }
+  const std::optional<int> gpu = measure::parse_cuda_ordinal(r.gpu);
+  if (!gpu) {
+    throw InvalidInput(setting_with_value(r.names, "gpu", r.gpu) +
+                       ": expected cuda:N or N, a CUDA device ordinal");
+  }
+  if (r.catalog_device && measure::parse_cuda_ordinal(*r.catalog_device)) {
+    throw InvalidInput(
+        fmt::format("{}: expected a catalog id (see `nnergy devices`); the CUDA device to measure "
+                    "is {}",
+                    setting_with_value(r.names, "catalog_device", *r.catalog_device),
+                    setting_with_value(r.names, "gpu", *r.catalog_device)));
+  }
   archline::BenchmarkRunOptions options;
-  options.gpu_index = r.gpu_index;
+  options.gpu_index = *gpu;
   options.precisions = vector_precisions(r.precisions, {Precision::kFp32}, r.names);
   options.batch_time_s = r.batch_time_s;
   options.progress = r.progress;

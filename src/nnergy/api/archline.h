@@ -40,11 +40,12 @@ report::ArchlineFileReport archline_synth(const ArchlineSynthRequest& request);
 
 /// `archline run`: the microbenchmarks on a GPU (needs the CUDA kernels and NVML).
 struct ArchlineRunRequest {
-  int gpu_index = 0;                          ///< CUDA device ordinal
+  std::string gpu = "cuda:0";                 ///< CUDA device to measure: "cuda:N" or "N"
   std::vector<device::Precision> precisions;  ///< empty: fp32
   double batch_time_s = 3;                    ///< ≥ 1 s (NVML averages power over ~1 s)
-  std::optional<std::string> catalog_device;  ///< recorded so that fit and plot use its peaks
-  std::filesystem::path out;                  ///< CSV to write (atomically)
+  /// Catalog id of the GPU (not a CUDA ordinal), recorded so that fit and plot use its peaks.
+  std::optional<std::string> catalog_device;
+  std::filesystem::path out;  ///< CSV to write (atomically)
   /// Called with one line per finished batch; may be empty.
   std::function<void(const std::string&)> progress;
   std::string command_line;

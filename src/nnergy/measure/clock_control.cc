@@ -14,8 +14,28 @@
 
 #include "nnergy/core/error.h"
 #include "nnergy/core/signals.h"
+#include "nnergy/core/text.h"
 
 namespace nnergy::measure {
+
+std::vector<std::int64_t> parse_clock_list(const std::string& text, std::string_view setting) {
+  std::vector<std::int64_t> clocks;
+  if (text.empty()) return clocks;
+  for (const std::string& item : split_trimmed(text, ',')) {
+    if (item == "default") {
+      clocks.push_back(0);
+      continue;
+    }
+    if (item.empty() || item.size() > 6 ||
+        !std::all_of(item.begin(), item.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+      throw InvalidInput(
+          fmt::format("{} {}: '{}' is not a clock; expected MHz as whole numbers, or 'default'",
+                      setting, text, item));
+    }
+    clocks.push_back(std::stoll(item));
+  }
+  return clocks;
+}
 
 namespace {
 

@@ -1,7 +1,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "nnergy/measure/nvml_library.h"
@@ -14,6 +17,11 @@ namespace nnergy::measure {
 /// NVML is not available or a call fails, InvalidInput when there is no GPU `gpu`. Thread-safe.
 std::vector<double> supported_core_clocks_mhz(unsigned int gpu);
 std::vector<double> supported_core_clocks_mhz(const NvmlLibrary& library, unsigned int gpu);
+
+/// Core clocks to lock one after the other, from a comma-separated list of whole MHz where
+/// "default" (or 0) is the unlocked default clock: "900,1200,default" → {900, 1200, 0}; empty
+/// text → {}. Throws InvalidInput naming `setting` and the item that is not a clock.
+std::vector<std::int64_t> parse_clock_list(const std::string& text, std::string_view setting);
 
 /// Holds the core clock of one GPU in a range (nvmlDeviceSetGpuLockedClocks) for its lifetime and
 /// always undoes it (nvmlDeviceResetGpuLockedClocks): in the destructor, so also when an exception
