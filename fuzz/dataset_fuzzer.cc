@@ -1,7 +1,8 @@
 // libFuzzer target: SQLite dataset files, read as `nnergy dataset validate` and `nnergy dataset
 // export` (both tables) read them: DatasetStore::open read-only on a scratch copy of the input,
 // learn::validate_networks, dataset::export_csv and dataset::export_published_csv, and the
-// store's own listings. SQLite itself is not the subject (it is fuzzed upstream); nnergy's
+// store's own listings, among them the typed ops (their JSON columns parsed, as `nnergy train`
+// reads them). SQLite itself is not the subject (it is fuzzed upstream); nnergy's
 // handling of odd schemas, types and values in a file that passes its schema check is.
 #include <cstddef>
 #include <cstdint>
@@ -17,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   return nnergy::fuzz::run_one("dataset", [&] {
     const nnergy::dataset::DatasetStore store = nnergy::dataset::DatasetStore::open(
         file.path().string(), nnergy::dataset::OpenMode::kReadOnly, /*busy_timeout_ms=*/0);
-    std::size_t n = store.meta().size() + store.devices().size() + store.sessions().size();
+    std::size_t n = store.meta().size() + store.devices().size() + store.sessions().size() +
+                    store.ops().size();
     n += nnergy::learn::validate_networks(store).size();
     std::ostringstream out;
     nnergy::dataset::export_csv(store, out);

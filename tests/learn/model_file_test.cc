@@ -104,7 +104,7 @@ TEST_F(ModelFileTest, FileIsSelfDescribing) {
 TEST_F(ModelFileTest, PowerModelWhenTheDatasetHasPower) {
   testing::SyntheticDataset spec;
   spec.networks = testing::two_chains();
-  spec.power_w = [](const dataset::OpRecord& op, const std::string&) {
+  spec.power_w = [](const graph::OpDescriptor& op, const std::string&) {
     return std::optional<double>(20.0 + 1e-6 * op.inference.flops);  // synthetic power
   };
   testing::write_dataset(file("p.sqlite"), spec);
@@ -127,7 +127,7 @@ TEST_F(ModelFileTest, PowerModelWhenTheDatasetHasPower) {
 TEST_F(ModelFileTest, PowerModelOfTheAnalyticalRegressorReadsTheAnalyticalPower) {
   testing::SyntheticDataset spec;
   spec.networks = testing::two_chains();
-  spec.power_w = [](const dataset::OpRecord&, const std::string&) {
+  spec.power_w = [](const graph::OpDescriptor&, const std::string&) {
     return std::optional<double>(50.0);
   };
   testing::write_dataset(file("p.sqlite"), spec);

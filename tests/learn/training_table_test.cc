@@ -102,7 +102,7 @@ TEST_F(LearnTest, NonFiniteAndNonPositiveTargetsAreDroppedAndCounted) {
   SyntheticDataset spec;
   spec.networks = {testing::conv_chain("c", {3, 4, 8, 12})};  // 6 ops, 12 measurements
   int time_calls = 0;
-  spec.time_s = [&time_calls](const dataset::OpRecord& op,
+  spec.time_s = [&time_calls](const graph::OpDescriptor& op,
                               const std::string& mode) -> std::optional<double> {
     switch (time_calls++) {
       case 0:
@@ -118,7 +118,7 @@ TEST_F(LearnTest, NonFiniteAndNonPositiveTargetsAreDroppedAndCounted) {
     }
   };
   int power_calls = 0;
-  spec.power_w = [&power_calls](const dataset::OpRecord&, const std::string&) {
+  spec.power_w = [&power_calls](const graph::OpDescriptor&, const std::string&) {
     ++power_calls;
     if (power_calls == 5) return std::optional<double>(-3.0);
     if (power_calls == 6) return std::optional<double>(kInf);

@@ -66,7 +66,7 @@ TEST_F(LearnedPredictorTest, NetworkOpsGetTheFeaturesOfTheirDatasetRows) {
     for (const network::LayerPrediction& layer : p.layers) {
       if (!layer.node_index) continue;  // the optimizer step is analytical
       const graph::Node& node = net.nodes()[*layer.node_index];
-      const std::string signature = dataset::op_record(net, node).signature;
+      const std::string signature = graph::describe_op(net, node).signature;
       const auto it = by_key.find({signature, std::string(graph::to_string(mode))});
       ASSERT_NE(it, by_key.end()) << signature;
       EXPECT_NEAR(layer.time_s, it->second.value, 1e-12 * it->second.value) << signature;
@@ -93,7 +93,7 @@ TEST_F(LearnedPredictorTest, NetworkOpsGetTheFeaturesOfTheirDatasetRows) {
 TEST_F(LearnedPredictorTest, LearnedPowerGivesEnergyAndItsUncertainty) {
   testing::SyntheticDataset spec;
   spec.networks = testing::two_chains();
-  spec.power_w = [](const dataset::OpRecord& op, const std::string& mode) {
+  spec.power_w = [](const graph::OpDescriptor& op, const std::string& mode) {
     return std::optional<double>((mode == "training" ? 30.0 : 20.0) + 1e-7 * op.inference.flops);
   };
   const auto model = train(spec);

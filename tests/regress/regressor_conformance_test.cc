@@ -17,9 +17,9 @@
 
 #include "nnergy/core/error.h"
 #include "nnergy/core/statistics.h"
-#include "nnergy/dataset/op_record.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/features/feature_encoder.h"
+#include "nnergy/graph/op_descriptor.h"
 
 namespace nnergy::regress {
 namespace {
@@ -41,18 +41,17 @@ struct SyntheticData {
   std::vector<double> y_test;
 };
 
-dataset::OpRecord synthetic_op(std::size_t i, std::mt19937_64& random) {
+graph::OpDescriptor synthetic_op(std::size_t i, std::mt19937_64& random) {
   const auto pick = [&](std::initializer_list<int> values) {
     std::uniform_int_distribution<std::size_t> index(0, values.size() - 1);
     return *(values.begin() + index(random));
   };
-  dataset::OpRecord op;
+  graph::OpDescriptor op;
   op.signature = "synthetic-" + std::to_string(i);
-  op.dtype = "fp32";
-  nlohmann::json inputs = nlohmann::json::array();
-  nlohmann::json attributes = nlohmann::json::object();
+  op.dtype = graph::DataType::kFloat32;
   const auto input = [&](std::vector<int> shape) {
-    inputs.push_back({{"role", "activation"}, {"shape", shape}, {"dtype", "fp32"}});
+    op.inputs.push_back({graph::TensorRole::kActivation, graph::Shape(shape.begin(), shape.end()),
+                         graph::DataType::kFloat32, false});
   };
   graph::PassCost cost;
   switch (i % 3) {
@@ -62,11 +61,13 @@ dataset::OpRecord synthetic_op(std::size_t i, std::mt19937_64& random) {
       const double hw = pick({14, 28, 56});
       const double k = pick({1, 3});
       op.op_type = "Conv";
-      op.op_class = "matrix";
+      op.op_class = graph::OpClass::kMatrix;
       input({1, static_cast<int>(cin), static_cast<int>(hw), static_cast<int>(hw)});
       input({static_cast<int>(cout), static_cast<int>(cin), static_cast<int>(k),
              static_cast<int>(k)});
-      attributes = {{"kernel_shape", {k, k}}, {"group", 1}, {"pads", {k / 2, k / 2, 0, 0}}};
+      op.attributes = {{"kernel_shape", std::vector<double>{k, k}},
+                       {"group", std::int64_t{1}},
+                       {"pads", std::vector<double>{k / 2, k / 2, 0, 0}}};
       cost.macs = cin * cout * hw * hw * k * k;
       cost.flops = 2 * cost.macs;
       cost.bytes = 4 * (cin * hw * hw + cout * cin * k * k + cout * hw * hw);
@@ -78,9 +79,9 @@ dataset::OpRecord synthetic_op(std::size_t i, std::mt19937_64& random) {
       const double k = pick({256, 1024, 4096});
       const double n = pick({256, 1000, 4096});
       op.op_type = "Gemm";
-      op.op_class = "matrix";
+      op.op_class = graph::OpClass::kMatrix;
       input({static_cast<int>(m), static_cast<int>(k)});
-      attributes = {{"transB", 1}};
+      op.attributes = {{"transB", std::int64_t{1}}};
       cost.macs = m * k * n;
       cost.flops = 2 * cost.macs;
       cost.bytes = 4 * (m * k + k * n + m * n);
@@ -91,7 +92,7 @@ dataset::OpRecord synthetic_op(std::size_t i, std::mt19937_64& random) {
       const double c = pick({16, 64, 256});
       const double hw = pick({28, 56, 112});
       op.op_type = "Relu";
-      op.op_class = "elementwise";
+      op.op_class = graph::OpClass::kElementwise;
       input({1, static_cast<int>(c), static_cast<int>(hw), static_cast<int>(hw)});
       cost.flops = c * hw * hw;
       cost.bytes = 8 * c * hw * hw;
@@ -99,8 +100,6 @@ dataset::OpRecord synthetic_op(std::size_t i, std::mt19937_64& random) {
     }
   }
   cost.kernels = 1;
-  op.input_shapes_json = inputs.dump();
-  op.attributes_json = attributes.dump();
   op.inference = cost;
   op.training_forward = cost;
   op.backward = cost * 2;
@@ -110,7 +109,7 @@ dataset::OpRecord synthetic_op(std::size_t i, std::mt19937_64& random) {
 const SyntheticData& synthetic() {
   static const SyntheticData data = [] {
     std::mt19937_64 random(42);
-    std::vector<dataset::OpRecord> ops;
+    std::vector<graph::OpDescriptor> ops;
     for (std::size_t i = 0; i < kOps; ++i) ops.push_back(synthetic_op(i, random));
     const auto catalog =
         device::DeviceCatalog::load(std::filesystem::path(NNERGY_TEST_DATA_DIR) / "devices.json");

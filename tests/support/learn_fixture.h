@@ -77,7 +77,7 @@ inline graph::Network conv_chain(const std::string& name,
 }
 
 /// Synthetic (not measured) time of an op: 1 µs plus 1 ns per flop of the mode's passes.
-inline double synthetic_time_s(const dataset::OpRecord& op, const std::string& mode) {
+inline double synthetic_time_s(const graph::OpDescriptor& op, const std::string& mode) {
   const double flops =
       mode == "training" ? op.training_forward.flops + op.backward.flops : op.inference.flops;
   return 1e-6 + 1e-9 * flops;
@@ -89,13 +89,13 @@ struct SyntheticDataset {
   std::string device_kind = "cpu";
   std::vector<graph::Network> networks;
   /// Per (op, mode): the time to store; default synthetic_time_s.
-  std::function<std::optional<double>(const dataset::OpRecord&, const std::string&)> time_s =
-      [](const dataset::OpRecord& op, const std::string& mode) {
+  std::function<std::optional<double>(const graph::OpDescriptor&, const std::string&)> time_s =
+      [](const graph::OpDescriptor& op, const std::string& mode) {
         return std::optional<double>(synthetic_time_s(op, mode));
       };
   /// Per (op, mode): the power to store, absent by default (a CPU dataset has none).
-  std::function<std::optional<double>(const dataset::OpRecord&, const std::string&)> power_w =
-      [](const dataset::OpRecord&, const std::string&) { return std::optional<double>(); };
+  std::function<std::optional<double>(const graph::OpDescriptor&, const std::string&)> power_w =
+      [](const graph::OpDescriptor&, const std::string&) { return std::optional<double>(); };
   /// Whole-network time = this factor × Σ count × stored op time.
   double network_factor = 1.1;
 };
@@ -114,7 +114,8 @@ inline void write_dataset(const std::string& path, const SyntheticDataset& spec)
     store.add_network(net, graph::Whitelist::standard());
   }
   std::map<std::pair<std::string, std::string>, double> stored;
-  for (const dataset::OpRecord& op : store.ops()) {
+  for (const dataset::OpRecord& record : store.ops()) {
+    const graph::OpDescriptor& op = record.op;
     for (const std::string mode : {"inference", "training"}) {
       dataset::MeasurementRecord m;
       m.session_id = session_id;

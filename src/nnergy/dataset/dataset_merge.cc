@@ -64,7 +64,7 @@ MergeSummary merge_into(DatasetStore& destination, const std::string& source_pat
     session.device_id = device_ids.at(session.device_id);
     session_ids[source_id] = destination.start_session(session);
   }
-  for (const OpRecord& op : source.ops()) destination.add_op(op);
+  for (const OpRecord& record : source.ops()) destination.add_op(record.op);
   for (const NetworkRecord& network : source.networks()) destination.add_network(network);
 
   SqliteStatement find_op_row(db,

@@ -96,26 +96,31 @@ graph::PassCost read_pass(const SqliteStatement& row, int first) {
   return pass;
 }
 
-OpRecord read_op(const SqliteStatement& row) {
-  OpRecord op;
-  op.id = row.column_int(0);
+// One row of table ops; the JSON columns become typed here, and nowhere else. Throws
+// InvalidInput naming the file, the row and the column for a value that is not what nnergy
+// writes.
+OpRecord read_op(const SqliteStatement& row, const std::string& path) {
+  OpRecord record;
+  record.id = row.column_int(0);
+  graph::OpDescriptor& op = record.op;
+  const std::string where = fmt::format("{}: table ops, row {}", path, record.id);
   op.signature = row.column_text(1);
   op.op_type = row.column_text(2);
-  op.op_class = row.column_text(3);
-  op.dtype = row.column_text(4);
-  op.input_shapes_json = row.column_text(5);
-  op.attributes_json = row.column_text(6);
+  op.op_class = graph::parse_op_class(row.column_text(3), where + ", op_class");
+  op.dtype = graph::parse_data_type(row.column_text(4), where + ", dtype");
+  op.inputs = parse_inputs_json(row.column_text(5), where + ", input_shapes_json");
+  op.attributes = parse_attributes_json(row.column_text(6), where + ", attributes_json");
   op.whitelisted = row.column_int(7) != 0;
   op.known = row.column_int(8) != 0;
   op.parameter_count = row.column_int(9);
   op.inference = read_pass(row, 10);
   op.training_forward = read_pass(row, 14);
   op.backward = read_pass(row, 18);
-  return op;
+  return record;
 }
 
 // Inserts `op` unless its signature is stored; the caller holds the transaction.
-std::int64_t insert_op(sqlite3* db, const std::string& path, const OpRecord& op) {
+std::int64_t insert_op(sqlite3* db, const std::string& path, const graph::OpDescriptor& op) {
   SqliteStatement insert(db,
                          fmt::format("INSERT INTO ops ({}) VALUES ({}) ON CONFLICT (signature) "
                                      "DO NOTHING",
@@ -123,10 +128,10 @@ std::int64_t insert_op(sqlite3* db, const std::string& path, const OpRecord& op)
                          path);
   insert.bind(1, std::string_view(op.signature))
       .bind(2, std::string_view(op.op_type))
-      .bind(3, std::string_view(op.op_class))
-      .bind(4, std::string_view(op.dtype))
-      .bind(5, std::string_view(op.input_shapes_json))
-      .bind(6, std::string_view(op.attributes_json))
+      .bind(3, graph::to_string(op.op_class))
+      .bind(4, graph::to_string(op.dtype))
+      .bind(5, std::string_view(inputs_json(op.inputs)))
+      .bind(6, std::string_view(attributes_json(op.attributes)))
       .bind(7, std::int64_t{op.whitelisted ? 1 : 0})
       .bind(8, std::int64_t{op.known ? 1 : 0})
       .bind(9, op.parameter_count);
@@ -340,7 +345,7 @@ void DatasetStore::end_session(std::int64_t session_id, const std::string& ended
   transaction.commit();
 }
 
-std::int64_t DatasetStore::add_op(const OpRecord& op) {
+std::int64_t DatasetStore::add_op(const graph::OpDescriptor& op) {
   SqliteTransaction transaction(db_, path_);
   const std::int64_t id = insert_op(db_, path_, op);
   transaction.commit();
@@ -354,13 +359,13 @@ std::int64_t DatasetStore::add_network(const graph::Network& network,
   record.inputs_json = network_inputs_json(network);
   record.source = network.source;
   record.description = network.description;
-  std::vector<OpRecord> ops;
+  std::vector<graph::OpDescriptor> ops;
   for (const graph::UniqueOperation& op : graph::unique_operations(network, whitelist)) {
-    ops.push_back(op_record(network, network.nodes()[op.nodes.front()], whitelist));
+    ops.push_back(graph::describe_op(network, network.nodes()[op.nodes.front()], whitelist));
     record.op_counts.emplace_back(op.signature, static_cast<std::int64_t>(op.count()));
   }
   SqliteTransaction transaction(db_, path_);
-  for (const OpRecord& op : ops) insert_op(db_, path_, op);
+  for (const graph::OpDescriptor& op : ops) insert_op(db_, path_, op);
   const std::int64_t id = insert_network(db_, path_, record);
   transaction.commit();
   return id;
@@ -490,7 +495,7 @@ std::vector<SessionRecord> DatasetStore::sessions() const {
 std::vector<OpRecord> DatasetStore::ops() const {
   SqliteStatement select(db_, fmt::format("SELECT id, {} FROM ops ORDER BY id", kOpColumns), path_);
   std::vector<OpRecord> rows;
-  while (select.step()) rows.push_back(read_op(select));
+  while (select.step()) rows.push_back(read_op(select, path_));
   return rows;
 }
 
@@ -499,7 +504,7 @@ std::optional<OpRecord> DatasetStore::find_op(const std::string& signature) cons
       db_, fmt::format("SELECT id, {} FROM ops WHERE signature = ?1", kOpColumns), path_);
   select.bind(1, std::string_view(signature));
   if (!select.step()) return std::nullopt;
-  return read_op(select);
+  return read_op(select, path_);
 }
 
 std::vector<MeasurementRecord> DatasetStore::measurements() const {

@@ -171,7 +171,7 @@ class DatasetStore {
   /// Sets the session's end time (now when `ended_utc` is empty).
   void end_session(std::int64_t session_id, const std::string& ended_utc = {});
   /// Adds the op, or finds it by signature. Returns its id.
-  std::int64_t add_op(const OpRecord& op);
+  std::int64_t add_op(const graph::OpDescriptor& op);
   /// Adds the network with its op counts and the ops themselves (first occurrence of each
   /// signature, graph::unique_operations), in one transaction. Returns its id.
   std::int64_t add_network(const graph::Network& network, const graph::Whitelist& whitelist);
@@ -191,6 +191,8 @@ class DatasetStore {
 
   std::vector<DeviceRecord> devices() const;
   std::vector<SessionRecord> sessions() const;
+  /// The stored ops, typed (OpRecord). Throws InvalidInput naming the file, row and column of a
+  /// value that is not what nnergy writes (malformed JSON, an unknown op class or role, ...).
   std::vector<OpRecord> ops() const;
   std::optional<OpRecord> find_op(const std::string& signature) const;
   std::vector<MeasurementRecord> measurements() const;

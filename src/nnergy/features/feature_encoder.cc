@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <variant>
 
 #include "nnergy/analytical/pass_model.h"
 #include "nnergy/core/error.h"
@@ -49,79 +50,28 @@ const std::vector<std::string>& fixed_names() {
   return kNames;
 }
 
-std::string where(const dataset::OpRecord& op) {
+std::string where(const graph::OpDescriptor& op) {
   return fmt::format("op {} ({})", op.op_type,
                      op.signature.empty() ? "no signature" : op.signature);
 }
 
-json parse_stored(const std::string& text, const dataset::OpRecord& op, const char* field) {
-  try {
-    return json::parse(text);
-  } catch (const json::exception& e) {  // parse_error, or out_of_range: a number > 1e308
-    throw InvalidInput(fmt::format("{}: {} is not valid JSON: {}", where(op), field, e.what()));
-  }
-}
-
-// The numeric values of one attribute: a number (or bool) is one value, a list of numbers is the
-// list. Strings, objects and lists holding anything else are not encoded (an ONNX string
-// attribute such as Pad's "mode" or auto_pad has too few distinct values in the datasets to
-// justify a hashed or one-hot column per attribute): std::nullopt.
-std::optional<std::vector<double>> numeric_values(const json& value) {
-  if (value.is_boolean()) return std::vector<double>{value.get<bool>() ? 1.0 : 0.0};
-  if (value.is_number()) return std::vector<double>{value.get<double>()};
-  if (!value.is_array()) return std::nullopt;
-  std::vector<double> out;
-  out.reserve(value.size());
-  for (const json& item : value) {
-    if (!item.is_number()) return std::nullopt;
-    out.push_back(item.get<double>());
-  }
-  return out;
-}
-
-json parse_attributes(const dataset::OpRecord& op) {
-  json attributes = parse_stored(op.attributes_json, op, "attributes_json");
-  if (!attributes.is_object()) {
-    throw InvalidInput(fmt::format("{}: attributes_json must be a JSON object, found {}", where(op),
-                                   attributes.type_name()));
-  }
-  return attributes;
-}
-
-// Shapes of the op's inputs, in order.
-std::vector<std::vector<double>> parse_input_shapes(const dataset::OpRecord& op) {
-  const json inputs = parse_stored(op.input_shapes_json, op, "input_shapes_json");
-  if (!inputs.is_array()) {
-    throw InvalidInput(fmt::format("{}: input_shapes_json must be a JSON array, found {}",
-                                   where(op), inputs.type_name()));
-  }
-  std::vector<std::vector<double>> shapes;
-  shapes.reserve(inputs.size());
-  for (std::size_t k = 0; k < inputs.size(); ++k) {
-    const json& input = inputs[k];
-    const auto shape = input.is_object() ? input.find("shape") : input.end();
-    if (!input.is_object() || shape == input.end() || !shape->is_array()) {
-      throw InvalidInput(fmt::format(
-          "{}: input_shapes_json[{}] must be an object with a \"shape\" array, found {}", where(op),
-          k, input.dump()));
-    }
-    std::vector<double> dims;
-    for (const json& dim : *shape) {
-      if (!dim.is_number_integer() || dim.get<std::int64_t>() < 0) {
-        throw InvalidInput(
-            fmt::format("{}: input_shapes_json[{}].shape must hold non-negative integers, found {}",
-                        where(op), k, shape->dump()));
-      }
-      dims.push_back(dim.get<double>());
-    }
-    shapes.push_back(std::move(dims));
-  }
-  return shapes;
+// The numeric values of one attribute: a number is one value, a list of numbers is the list.
+// Strings are not encoded (an ONNX string attribute such as Pad's "mode" or auto_pad has too few
+// distinct values in the datasets to justify a hashed or one-hot column per attribute):
+// std::nullopt.
+std::optional<std::vector<double>> numeric_values(const graph::AttributeValue& value) {
+  if (const auto* i = std::get_if<std::int64_t>(&value))
+    return std::vector<double>{static_cast<double>(*i)};
+  if (const auto* d = std::get_if<double>(&value)) return std::vector<double>{*d};
+  if (const auto* ints = std::get_if<std::vector<std::int64_t>>(&value))
+    return std::vector<double>(ints->begin(), ints->end());
+  if (const auto* doubles = std::get_if<std::vector<double>>(&value)) return *doubles;
+  return std::nullopt;
 }
 
 // The op's work in the context's mode: inference, or training forward + backward.
-std::vector<graph::PassCost> mode_passes(const dataset::OpRecord& op, bool training) {
-  if (training) return {op.training_forward, op.backward};
+std::vector<graph::PassCost> mode_passes(const graph::OpDescriptor& op, graph::Mode mode) {
+  if (mode == graph::Mode::kTraining) return {op.training_forward, op.backward};
   return {op.inference};
 }
 
@@ -156,23 +106,21 @@ const json& required(const json& schema, const char* key) {
 
 }  // namespace
 
-FeatureEncoder FeatureEncoder::fit(std::span<const dataset::OpRecord> ops) {
+FeatureEncoder FeatureEncoder::fit(std::span<const graph::OpDescriptor> ops) {
   std::set<std::string> op_types;
   std::map<std::string, std::size_t> attribute_slots;
   std::vector<std::size_t> input_ranks;
-  for (const dataset::OpRecord& op : ops) {
+  for (const graph::OpDescriptor& op : ops) {
     op_types.insert(op.op_type);
-    const json attributes = parse_attributes(op);
-    for (const auto& [name, value] : attributes.items()) {
+    for (const auto& [name, value] : op.attributes) {
       const auto values = numeric_values(value);
       if (!values || values->empty()) continue;
       std::size_t& slots = attribute_slots[name];
       slots = std::max(slots, values->size());
     }
-    const auto shapes = parse_input_shapes(op);
-    if (input_ranks.size() < shapes.size()) input_ranks.resize(shapes.size(), 0);
-    for (std::size_t k = 0; k < shapes.size(); ++k) {
-      input_ranks[k] = std::max(input_ranks[k], shapes[k].size());
+    if (input_ranks.size() < op.inputs.size()) input_ranks.resize(op.inputs.size(), 0);
+    for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+      input_ranks[k] = std::max(input_ranks[k], op.inputs[k].shape.size());
     }
   }
   FeatureEncoder encoder;
@@ -305,7 +253,7 @@ FeatureMatrix FeatureEncoder::empty_matrix() const {
   return matrix;
 }
 
-std::vector<double> FeatureEncoder::encode(const dataset::OpRecord& op,
+std::vector<double> FeatureEncoder::encode(const graph::OpDescriptor& op,
                                            const FeatureContext& context) const {
   if (context.device == nullptr) {
     throw InvalidInput(fmt::format("{}: no device to encode it for", where(op)));
@@ -319,15 +267,22 @@ std::vector<double> FeatureEncoder::encode(const dataset::OpRecord& op,
     throw InvalidInput(fmt::format("device {} has no boost clock in the catalog", device.id));
   }
   const double clock_mhz = context.clock_mhz == 0 ? device.clock.boost_mhz : context.clock_mhz;
-  const device::Precision precision = device::parse_precision(context.dtype, "feature dtype");
-  const graph::OpClass op_class = graph::parse_op_class(op.op_class, where(op) + " op_class");
-  const json attributes = parse_attributes(op);
-  const auto shapes = parse_input_shapes(op);
+  const device::Precision precision = context.precision;
+  const graph::OpClass op_class = op.op_class;
+  const bool training = context.mode == graph::Mode::kTraining;
+  for (std::size_t k = 0; k < op.inputs.size(); ++k) {
+    for (const std::int64_t dim : op.inputs[k].shape) {
+      if (dim < 0) {
+        throw InvalidInput(fmt::format("{}: input {} has a negative dimension, shape {}", where(op),
+                                       k, graph::to_string(op.inputs[k].shape)));
+      }
+    }
+  }
 
   graph::PassCost total;
   double analytical_time_s = 0;
   double analytical_energy_j = 0;
-  for (const graph::PassCost& pass : mode_passes(op, context.training)) {
+  for (const graph::PassCost& pass : mode_passes(op, context.mode)) {
     total += pass;
     const analytical::OpEstimate estimate =
         analytical::predict_pass(device, pass, op_class, {precision, clock_mhz});
@@ -359,7 +314,7 @@ std::vector<double> FeatureEncoder::encode(const dataset::OpRecord& op,
   row.push_back(std::log1p(total.bytes));
   row.push_back(std::log1p(roofline_time_s));
   row.push_back(clock_mhz);
-  row.push_back(context.training ? 1 : 0);
+  row.push_back(training ? 1 : 0);
   // Seed 000 §7.2: device descriptors let one model span devices.
   row.push_back(descriptor_peak);
   row.push_back(device.memory_bandwidth_byte_per_s);
@@ -370,9 +325,9 @@ std::vector<double> FeatureEncoder::encode(const dataset::OpRecord& op,
     row.push_back(type == op.op_type ? 1 : 0);
   }
   for (const auto& [name, slots] : attribute_slots_) {
-    const auto it = attributes.find(name);
+    const auto it = op.attributes.find(name);
     const std::optional<std::vector<double>> values =
-        it == attributes.end() ? std::nullopt : numeric_values(*it);
+        it == op.attributes.end() ? std::nullopt : numeric_values(it->second);
     for (std::size_t i = 0; i < slots; ++i) {
       const bool present = values && i < values->size();
       row.push_back(present ? (*values)[i] : kNotApplicable);
@@ -381,8 +336,8 @@ std::vector<double> FeatureEncoder::encode(const dataset::OpRecord& op,
   }
   for (std::size_t k = 0; k < input_rank_slots_.size(); ++k) {
     for (std::size_t d = 0; d < input_rank_slots_[k]; ++d) {
-      const bool present = k < shapes.size() && d < shapes[k].size();
-      row.push_back(present ? shapes[k][d] : kNotApplicable);
+      const bool present = k < op.inputs.size() && d < op.inputs[k].shape.size();
+      row.push_back(present ? static_cast<double>(op.inputs[k].shape[d]) : kNotApplicable);
       row.push_back(present ? 1 : 0);
     }
   }
@@ -393,7 +348,7 @@ std::vector<double> FeatureEncoder::encode(const dataset::OpRecord& op,
   return row;
 }
 
-void FeatureEncoder::append(FeatureMatrix& matrix, const dataset::OpRecord& op,
+void FeatureEncoder::append(FeatureMatrix& matrix, const graph::OpDescriptor& op,
                             const FeatureContext& context) const {
   if (matrix.names != names_) {
     throw InvalidInput(fmt::format(

@@ -5,9 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "nnergy/dataset/op_record.h"
 #include "nnergy/device/device_spec.h"
+#include "nnergy/device/precision.h"
 #include "nnergy/features/feature_matrix.h"
+#include "nnergy/graph/mode.h"
+#include "nnergy/graph/op_descriptor.h"
 
 /// Encoding of (op, mode, device, clock, dtype) into a fixed-length vector of named features
 /// (seed 000 §5.2 and Fig. 5.1; seed 004 Eq. 1 and §3.1; seed 000 §7.2 for device descriptors).
@@ -17,8 +19,8 @@ namespace nnergy::features {
 struct FeatureContext {
   const device::DeviceSpec* device = nullptr;  ///< descriptors, roofline and analytical terms
   double clock_mhz = 0;                        ///< core clock, MHz; 0 = the device's boost clock
-  std::string dtype = "fp32";                  ///< measured precision, e.g. "fp32", "fp16"
-  bool training = false;                       ///< forward + backward instead of inference
+  device::Precision precision = device::Precision::kFp32;  ///< the precision of the run
+  graph::Mode mode = graph::Mode::kInference;              ///< training: forward + backward passes
 };
 
 /// A feature schema and the function that fills it. The schema (which op kinds get a one-hot
@@ -39,12 +41,15 @@ struct FeatureContext {
 /// bytes and kernels summed). π(f) = datasheet peak · f/f_boost of the units that run the op
 /// (the precision's for matrix ops, the vector units — fp64 for fp64, fp32 otherwise — for the
 /// rest, analytical::units_of; fp32's when the device lists none), β the
-/// datasheet bandwidth; intensity is 0 for an op that moves no bytes. analytical_power_w is the
-/// mode's total energy over its total time (0 for an op with no work). device_peak_flop_per_s
+/// datasheet bandwidth; intensity is 0 for an op that moves no bytes. analytical_time_s is the sum
+/// of analytical::predict_pass over the mode's passes with default pass traits (the size
+/// factor, not the reduction, kernel-family, gradient or statistics factors: the column
+/// predates them, and trained models keep their values), analytical_power_w the mode's total
+/// energy over its total time (0 for an op with no work). device_peak_flop_per_s
 /// is the peak of the context's precision (fp32's when the device lists none). A padded or
 /// absent entry is -1 with its flag 0 (seed 000 Fig. 5.1). Attributes are encoded when they are
-/// numbers, booleans (0/1) or lists of numbers; string attributes (Pad's mode, auto_pad) and
-/// anything else are skipped, in fit() and encode() alike.
+/// numbers or lists of numbers; string attributes (Pad's mode, auto_pad) are skipped, in fit()
+/// and encode() alike.
 /// Thread-safe after construction.
 class FeatureEncoder {
  public:
@@ -52,7 +57,7 @@ class FeatureEncoder {
   static constexpr int kSchemaVersion = 1;
 
   /// Builds the schema from the ops that will be encoded (op kinds sorted by name).
-  static FeatureEncoder fit(std::span<const dataset::OpRecord> ops);
+  static FeatureEncoder fit(std::span<const graph::OpDescriptor> ops);
   /// Restores a schema written by to_json; throws InvalidInput naming what is malformed.
   static FeatureEncoder from_json(const nlohmann::json& schema);
   nlohmann::json to_json() const;
@@ -63,12 +68,12 @@ class FeatureEncoder {
   FeatureMatrix empty_matrix() const;
   /// The feature row of `op` in `context`. An op kind outside the schema gets all one-hots 0;
   /// attributes or dimensions beyond the schema's slots are dropped. Throws InvalidInput when
-  /// the op's stored JSON or op class is malformed, `context.device` is null, the clock is
-  /// negative or not finite, or the dtype is not a precision (device/precision.h).
-  std::vector<double> encode(const dataset::OpRecord& op, const FeatureContext& context) const;
+  /// an input has a negative dimension, `context.device` is null or lacks a boost clock, or the
+  /// clock is negative or not finite.
+  std::vector<double> encode(const graph::OpDescriptor& op, const FeatureContext& context) const;
   /// Appends encode(op, context) to `matrix` with the op type as family. Throws InvalidInput
   /// when `matrix` has other columns than names().
-  void append(FeatureMatrix& matrix, const dataset::OpRecord& op,
+  void append(FeatureMatrix& matrix, const graph::OpDescriptor& op,
               const FeatureContext& context) const;
 
  private:

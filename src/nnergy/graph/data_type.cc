@@ -1,5 +1,9 @@
 #include "nnergy/graph/data_type.h"
 
+#include <string>
+
+#include "nnergy/core/error.h"
+
 namespace nnergy::graph {
 
 std::size_t bytes_per_element(DataType type) {
@@ -46,6 +50,17 @@ std::string_view to_string(DataType type) {
       return "other";
   }
   return "other";
+}
+
+DataType parse_data_type(std::string_view name, std::string_view where) {
+  for (const DataType type :
+       {DataType::kFloat32, DataType::kFloat16, DataType::kBFloat16, DataType::kFloat64,
+        DataType::kInt64, DataType::kInt32, DataType::kInt8, DataType::kUInt8, DataType::kBool,
+        DataType::kOther}) {
+    if (to_string(type) == name) return type;
+  }
+  throw InvalidInput(std::string(where) + ": unknown element type '" + std::string(name) +
+                     "'; accepted: fp32, fp16, bf16, fp64, int64, int32, int8, uint8, bool, other");
 }
 
 bool is_floating(DataType type) {

@@ -25,6 +25,9 @@ std::size_t bytes_per_element(DataType type);
 /// Short name: "fp32", "fp16", "bf16", "fp64", "int64", "int32", "int8", "uint8", "bool", "other".
 std::string_view to_string(DataType type);
 
+/// Parses the names to_string gives; throws InvalidInput naming `where` otherwise.
+DataType parse_data_type(std::string_view name, std::string_view where);
+
 /// True for the floating-point types.
 bool is_floating(DataType type);
 

@@ -44,6 +44,7 @@ struct PassCost {
   PassCost& operator+=(const PassCost& other);
   /// True when the pass does nothing at all.
   bool empty() const { return flops == 0 && bytes == 0 && kernels == 0; }
+  bool operator==(const PassCost&) const = default;
 };
 
 PassCost operator+(PassCost a, const PassCost& b);

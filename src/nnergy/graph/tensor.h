@@ -26,6 +26,11 @@ enum class TensorRole {
   kActivation,  ///< produced by a node
 };
 
+/// "data", "parameter", "buffer", "constant", "activation".
+std::string_view to_string(TensorRole role);
+/// Parses the names to_string gives; throws InvalidInput naming `where` otherwise.
+TensorRole parse_tensor_role(std::string_view name, std::string_view where);
+
 /// A tensor of the network with its static shape and element type.
 struct TensorInfo {
   std::string name;

@@ -160,8 +160,9 @@ TrainingTable build_training_table(const std::string& db_path, const device::Dev
   table.device_resolution = resolve_device(catalog, *record, device_id, db_path, names);
   table.device = catalog.find(table.device_resolution.catalog_id);
 
-  std::map<std::string, dataset::OpRecord> ops;
-  for (dataset::OpRecord& op : store.ops()) ops.emplace(op.signature, std::move(op));
+  std::map<std::string, graph::OpDescriptor> ops;
+  for (dataset::OpRecord& stored : store.ops())
+    ops.emplace(stored.op.signature, std::move(stored.op));
 
   std::vector<const dataset::MeasurementRecord*> kept;
   std::set<std::string> kept_signatures;
@@ -187,18 +188,20 @@ TrainingTable build_training_table(const std::string& db_path, const device::Dev
         table.error_rows, table.dropped_rows));
   }
 
-  std::vector<dataset::OpRecord> measured_ops;
+  std::vector<graph::OpDescriptor> measured_ops;
   for (const std::string& signature : kept_signatures) measured_ops.push_back(ops.at(signature));
   table.encoder = features::FeatureEncoder::fit(measured_ops);
   table.features = table.encoder.empty_matrix();
 
   for (const dataset::MeasurementRecord* m : kept) {
-    const dataset::OpRecord& op = ops.at(m->key.signature);
+    const graph::OpDescriptor& op = ops.at(m->key.signature);
     features::FeatureContext context;
     context.device = &table.device;
     context.clock_mhz = static_cast<double>(m->key.clock_mhz);
-    context.dtype = m->key.dtype;
-    context.training = m->key.mode == "training";
+    context.precision =
+        device::parse_precision(m->key.dtype, fmt::format("{}: measurement of op '{}' ({}), dtype",
+                                                          db_path, op.op_type, m->key.signature));
+    context.mode = m->key.mode == "training" ? graph::Mode::kTraining : graph::Mode::kInference;
     table.encoder.append(table.features, op, context);
 
     TrainingRow row;

@@ -76,7 +76,7 @@ struct TrainingTable {
 };
 
 /// Builds the table of the dataset at `db_path` (opened read-only). Every op measurement with
-/// status ok becomes a row: its OpRecord (by signature) encoded in the FeatureContext (device,
+/// status ok becomes a row: its op (by signature) encoded in the FeatureContext (device,
 /// clock_mhz from the key with 0 = boost, dtype, training = mode "training"). Rows whose time is
 /// missing, NaN, infinite or not positive are dropped and counted; a power that is present but
 /// not finite positive is dropped (and counted) for that row only.

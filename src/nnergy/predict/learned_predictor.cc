@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "nnergy/core/error.h"
-#include "nnergy/dataset/op_record.h"
+#include "nnergy/graph/op_descriptor.h"
 #include "nnergy/graph/op_signature.h"
 #include "nnergy/graph/whitelist.h"
 
@@ -131,9 +131,9 @@ std::vector<analytical::OpEstimate> LearnedPredictor::predict(
     features::FeatureContext context;
     context.device = &device_;
     context.clock_mhz = q.point.clock_mhz;
-    context.dtype = std::string(device::to_string(q.point.precision));
-    context.training = q.mode == graph::Mode::kTraining;
-    model_->encoder().append(x, dataset::op_record(q.network, q.node), context);
+    context.precision = q.point.precision;
+    context.mode = q.mode;
+    model_->encoder().append(x, graph::describe_op(q.network, q.node), context);
     row_of[i] = rows++;
   }
   std::vector<regress::Prediction> times;

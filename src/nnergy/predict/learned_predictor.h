@@ -13,7 +13,7 @@
 
 namespace nnergy::predict {
 
-/// An OpPredictor backed by a trained model file: the node's OpRecord (dataset::op_record) is
+/// An OpPredictor backed by a trained model file: the node's description (graph::describe_op) is
 /// encoded with the model's feature schema and given to the time regressor, and to the power
 /// regressor when the model has one; energy = time × power (seed 000 §5.1). Without a power
 /// model the power comes from the analytical model (archline at the learned time's operating
