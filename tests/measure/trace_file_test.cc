@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "nnergy/core/error.h"
+#include "nnergy/measure/power_trace_format.h"
 
 namespace nnergy::measure {
 namespace {
@@ -506,6 +507,30 @@ TEST(TraceFile, JsonNumberBeyondDoubleIsInvalidInput) {
                                 "big.json", nullptr);
               }),
               HasSubstr("big.json: not valid JSON"));
+}
+
+TEST(PowerTraceFormats, EachFileGoesToTheFormatThatRecognizesIt) {
+  const PowerTraceFormats& formats = standard_power_trace_formats();
+  EXPECT_EQ(formats.names(),
+            (std::vector<std::string>{"nnergy-json", "nnergy-csv", "nvidia-smi"}));
+  const auto recognizing = [&](const std::string& text) {
+    TraceText file{text, "f", text.front() == '{', split_lines(text), 0};
+    while (!file.json && file.lines.lines[file.header_index].text.front() == '#')
+      ++file.header_index;
+    std::vector<std::string> names;
+    for (const auto& entry : formats.entries()) {
+      if (entry.value->recognizes(file)) names.push_back(entry.name);
+    }
+    return names;
+  };
+  EXPECT_EQ(recognizing(R"({"sources": []})"), std::vector<std::string>{"nnergy-json"});
+  EXPECT_EQ(recognizing("# source: gpu0|gpu||||||\n"
+                        "source,time_s,epoch_s,power_w,energy_j,sm_clock_mhz,memory_clock_mhz,"
+                        "temperature_c,throttle_reasons\n"),
+            std::vector<std::string>{"nnergy-csv"});
+  EXPECT_EQ(recognizing("timestamp, index, power.draw [W]\n"),
+            std::vector<std::string>{"nvidia-smi"});
+  EXPECT_TRUE(recognizing("time,watts\n").empty());
 }
 
 }  // namespace

@@ -253,7 +253,7 @@ TEST_P(RegressorConformance, OtherModelsAreInvalidInput) {
   nlohmann::json future = fitted().save();
   future["format_version"] = 999;
   EXPECT_THROW(fresh()->load(future), InvalidInput);
-  for (const auto& [name, summary] : testing::conformance_registry().entries()) {
+  for (const std::string& name : testing::conformance_registry().names()) {
     if (name == GetParam()) continue;
     EXPECT_THROW(fresh()->load(fitted(name).save()), InvalidInput) << name;
   }
@@ -283,7 +283,7 @@ TEST_P(RegressorConformance, NoRowsNoPredictions) {
 
 std::vector<std::string> registry_names() {
   std::vector<std::string> names;
-  for (const auto& [name, summary] : testing::conformance_registry().entries()) {
+  for (const std::string& name : testing::conformance_registry().names()) {
     names.push_back(name);
   }
   return names;

@@ -9,27 +9,17 @@
 namespace nnergy::account {
 
 void TraceReaderRegistry::add(std::unique_ptr<TraceReader> reader) {
-  for (const auto& existing : readers_) {
-    if (existing->name() == reader->name()) {
-      throw InternalError("trace reader '" + reader->name() + "' registered twice");
-    }
-  }
-  readers_.push_back(std::move(reader));
-}
-
-std::vector<std::string> TraceReaderRegistry::names() const {
-  std::vector<std::string> result;
-  for (const auto& reader : readers_) result.push_back(reader->name());
-  return result;
+  std::string name = reader->name();
+  Registry::add(std::move(name), "", std::move(reader));
 }
 
 EventTrace TraceReaderRegistry::read_stream(const ByteSource& source, const std::string& file_label,
                                             std::optional<std::size_t> total_bytes) const {
   std::unique_ptr<TraceReading> reading;
   const auto choose = [&](const TraceShape& shape, const simdjson::dom::array* first_events) {
-    for (const auto& reader : readers_) {
-      if (reader->recognizes(shape, first_events)) {
-        reading = reader->start(shape, file_label);
+    for (const Entry& entry : entries()) {
+      if (entry.value->recognizes(shape, first_events)) {
+        reading = entry.value->start(shape, file_label);
         return;
       }
     }

@@ -11,6 +11,7 @@
 
 #include "nnergy/account/trace_event.h"
 #include "nnergy/account/trace_stream.h"
+#include "nnergy/core/registry.h"
 
 namespace nnergy::account {
 
@@ -48,14 +49,13 @@ class TraceReader {
                                               const std::string& file_label) const = 0;
 };
 
-/// The trace readers of a build, by name, tried in registration order. Not thread-safe to fill;
-/// reading from a filled registry is.
-class TraceReaderRegistry {
+/// The trace readers of a build, by name (core/registry.h), tried in registration order. Not
+/// thread-safe to fill; reading from a filled registry is.
+class TraceReaderRegistry : public Registry<std::unique_ptr<TraceReader>> {
  public:
-  /// Adds `reader`; throws InternalError for a duplicate name.
+  TraceReaderRegistry() : Registry("trace format") {}
+  /// Adds `reader` under its name(); throws InternalError for a duplicate name.
   void add(std::unique_ptr<TraceReader> reader);
-  /// Names in registration order.
-  std::vector<std::string> names() const;
   /// Reads `text` with the first reader that recognizes it. Throws InvalidInput naming
   /// `file_label` for malformed JSON or a format no reader recognizes.
   EventTrace read_text(std::string_view text, const std::string& file_label) const;
@@ -65,9 +65,6 @@ class TraceReaderRegistry {
   /// for its events once the first batch is read.
   EventTrace read_stream(const ByteSource& source, const std::string& file_label,
                          std::optional<std::size_t> total_bytes = std::nullopt) const;
-
- private:
-  std::vector<std::unique_ptr<TraceReader>> readers_;
 };
 
 /// Reserves room in `events` for a whole trace of which `share_read` (0–1] gave these events, and

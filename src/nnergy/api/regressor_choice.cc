@@ -15,10 +15,8 @@ RegressorChoice::RegressorChoice(const regress::RegressorRegistry* requested)
 
 void RegressorChoice::check(const std::string& name, SettingNames names) const {
   if (registry().contains(name)) return;
-  std::vector<std::string> known;
-  for (const auto& [n, summary] : registry().entries()) known.push_back(n);
-  throw InvalidInput(setting_with_value(names, "predictor", name) +
-                     ": unknown predictor; known: " + join_with_commas(known));
+  throw InvalidInput(setting_with_value(names, "predictor", name) + ": " +
+                     registry().unknown_message(name));
 }
 
 void check_threads(int threads, SettingNames names) {

@@ -21,8 +21,8 @@ class RegressorChoice {
   const regress::RegressorRegistry& registry() const {
     return requested_ ? *requested_ : standard_;
   }
-  /// Throws InvalidInput "<setting NAME>: unknown predictor; known: ..." (setting `predictor`
-  /// as `names` spells it) unless the registry has `name`.
+  /// Throws InvalidInput "<setting NAME>: unknown predictor 'NAME'; accepted: ..." (setting
+  /// `predictor` as `names` spells it) unless the registry has `name`.
   void check(const std::string& name, SettingNames names) const;
 
  private:

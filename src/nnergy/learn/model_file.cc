@@ -102,10 +102,8 @@ TargetModel parse_target(const json& j, const std::string& where,
   TargetModel model;
   const std::string name = r.text("regressor");
   if (!registry.contains(name)) {
-    std::vector<std::string> known;
-    for (const auto& [n, summary] : registry.entries()) known.push_back(n);
     throw InvalidInput(fmt::format("{}.regressor: '{}' is not a regressor of this build; known: {}",
-                                   where, name, join_with_commas(known)));
+                                   where, name, join_with_commas(registry.names())));
   }
   const json& names = r.at("feature_names");
   if (!names.is_array()) throw InvalidInput(where + ".feature_names: expected an array");

@@ -24,27 +24,17 @@ SourceRegistry SourceRegistry::standard() {
   return registry;
 }
 
-void SourceRegistry::add(const std::string& kind, std::string help, Factory factory) {
-  kinds_[kind] = Entry{std::move(help), std::move(factory)};
-}
-
 Detection SourceRegistry::open(const std::string& spec) const {
   const auto colon = spec.find(':');
   const std::string kind = spec.substr(0, colon);
   const std::string argument = colon == std::string::npos ? "" : spec.substr(colon + 1);
-  auto it = kinds_.find(kind);
-  if (it == kinds_.end()) {
-    std::vector<std::string> known;
-    for (const auto& [name, entry] : kinds_) known.push_back(name);
-    throw InvalidInput("unknown source kind '" + kind + "'; accepted: " + join_with_commas(known));
-  }
-  return it->second.factory(argument);
+  return get(kind)(argument);
 }
 
 Detection SourceRegistry::detect() const {
   Detection all;
   for (const char* kind : {"nvml", "rapl"}) {
-    if (kinds_.count(kind) == 0) continue;
+    if (!contains(kind)) continue;
     Detection found = open(kind);
     for (auto& source : found.sources) all.sources.push_back(std::move(source));
     for (auto& u : found.unavailable) all.unavailable.push_back(std::move(u));
@@ -55,7 +45,7 @@ Detection SourceRegistry::detect() const {
 
 std::vector<std::string> SourceRegistry::help() const {
   std::vector<std::string> lines;
-  for (const auto& [kind, entry] : kinds_) lines.push_back(kind + "  " + entry.help);
+  for (const Entry& e : entries()) lines.push_back(e.name + "  " + e.summary);
   return lines;
 }
 

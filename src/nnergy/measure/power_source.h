@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "nnergy/core/registry.h"
 #include "nnergy/measure/power_sample.h"
 
 namespace nnergy::measure {
@@ -37,18 +38,21 @@ struct Detection {
   std::vector<std::string> warnings;
 };
 
+/// Opens every source of one kind that is present for an argument ("1" of "nvml:1"); absence
+/// is reported in `Detection::unavailable`, not thrown. Throws InvalidInput for a malformed
+/// argument.
+using SourceFactory = std::function<Detection(const std::string& argument)>;
+
 /// Builds sources from a specification string ("nvml", "nvml:1", "rapl", "synthetic:...",
-/// "replay:PATH"); filled by an explicit call, no static registration.
-class SourceRegistry {
+/// "replay:PATH"): the source kinds by name (core/registry.h), filled by an explicit call, no
+/// static registration.
+class SourceRegistry : public Registry<SourceFactory> {
  public:
-  /// Opens every source of the named kind that is present; absence is reported in
-  /// `Detection::unavailable`, not thrown. Throws InvalidInput for a malformed spec.
-  using Factory = std::function<Detection(const std::string& argument)>;
+  SourceRegistry() : Registry("source kind") {}
 
   /// The registry with nvml, rapl, synthetic and replay.
   static SourceRegistry standard();
 
-  void add(const std::string& kind, std::string help, Factory factory);
   /// Opens the sources of `spec` ("KIND" or "KIND:ARGUMENT"). Throws InvalidInput naming the known
   /// kinds for an unknown kind, and the sources' own InvalidInput for a malformed argument; the
   /// messages say what is wrong, not where (callers prefix the setting and the spec as their
@@ -58,13 +62,6 @@ class SourceRegistry {
   Detection detect() const;
   /// One line per kind: "KIND[:ARGUMENT]  help".
   std::vector<std::string> help() const;
-
- private:
-  struct Entry {
-    std::string help;
-    Factory factory;
-  };
-  std::map<std::string, Entry> kinds_;
 };
 
 }  // namespace nnergy::measure

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "nnergy/core/registry.h"
 #include "nnergy/features/feature_matrix.h"
 
 /// Learned regressors (seed 000 ch. 5, seed 002, seed 004): one interface, a registry filled by
@@ -66,26 +67,14 @@ class Regressor {
 /// Makes a fresh, unfitted regressor.
 using RegressorFactory = std::function<std::unique_ptr<Regressor>()>;
 
-/// Regressors by name. Filled by explicit calls (register_standard_regressors, and
-/// register_torch_regressors where LibTorch is built), never by static initialisers.
-/// Not thread-safe to modify; safe to read concurrently.
-class RegressorRegistry {
+/// Regressors by name (core/registry.h), each a factory of fresh ones. Filled by explicit calls
+/// (register_standard_regressors, and register_torch_regressors where LibTorch is built), never
+/// by static initialisers. Not thread-safe to modify; safe to read concurrently.
+class RegressorRegistry : public Registry<RegressorFactory> {
  public:
-  /// Adds `factory` under `name`; throws InternalError when the name is taken.
-  void add(const std::string& name, std::string summary, RegressorFactory factory);
-  /// A new regressor called `name`; throws InvalidInput listing the known names otherwise.
-  std::unique_ptr<Regressor> create(const std::string& name) const;
-  bool contains(const std::string& name) const;
-  /// (name, one-line summary) in registration order.
-  std::vector<std::pair<std::string, std::string>> entries() const;
-
- private:
-  struct Entry {
-    std::string name;
-    std::string summary;
-    RegressorFactory factory;
-  };
-  std::vector<Entry> entries_;
+  RegressorRegistry() : Registry("predictor") {}
+  /// A new regressor called `name`; throws InvalidInput listing the accepted names otherwise.
+  std::unique_ptr<Regressor> create(std::string_view name) const { return get(name)(); }
 };
 
 /// Adds the regressors of this library: forest, boost, poly-lasso, hybrid, analytical.
