@@ -116,9 +116,8 @@ void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string
       "Score learned predictors on a dataset: k-fold CV, a test split and held-out networks");
   cmd->add_option("--db", options->db, "dataset file (see `nnergy profile`)");
   cmd->add_option("--published", options->published,
-                  "instead of --db: score the analytical model on published whole-network times, "
-                  "average powers and energies per iteration (e.g. "
-                  "data/calibration/measured_public.json, data/measured/h100/networks.json)");
+                  "instead of --db: score the analytical model on published times, powers and "
+                  "energies (e.g. data/measured/h100/networks.json)");
   cmd->add_option("--grades", options->grades,
                   "with --published: grades of the records used, comma-separated")
       ->capture_default_str();
@@ -141,14 +140,11 @@ void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string
                   "share of the unique ops in the test split")
       ->capture_default_str();
   cmd->add_option("--html", options->html,
-                  "also write a self-contained HTML report to this file: predicted vs measured "
-                  "(per predictor and split with --db; time, power and energy with --published) "
-                  "and the errors per group");
+                  "also write a self-contained HTML report (predicted vs measured) to this file");
   cmd->add_option("--scatter-csv", options->scatter_csv,
                   "write predicted vs measured per op and split (CSV) for plots");
   cmd->add_option("--features-csv", options->features_csv,
-                  "write the encoded features, targets and split/fold of every row (CSV), e.g. "
-                  "for tools/sklearn_reference.py");
+                  "write the encoded features, targets and split of every row (CSV)");
   cmd->add_option("--device", options->device,
                   "catalog device the dataset was measured on (default: matched by name; a CPU "
                   "not in the catalog is cpu-core)");
@@ -159,8 +155,7 @@ void add_evaluate_command(CLI::App& app, CommandRun* selected, const std::string
   cmd->add_option("--threads", options->threads, "worker threads (0: the regressor's default)")
       ->capture_default_str();
   cmd->add_option("--set", options->settings,
-                  "regressor setting KEY=VALUE (repeatable; given to every --predictor, see "
-                  "README), e.g. --set num_parallel_tree=50");
+                  "regressor setting KEY=VALUE for every --predictor (repeatable; see README)");
   cmd->callback([options, selected, command_line] {
     *selected = [options, command_line] {
       return CommandResult{run_evaluate(*options, command_line), 0};

@@ -1,8 +1,6 @@
 // `nnergy predict`: per-layer and network time, power and energy of a model on a device.
 #include <fmt/format.h>
 
-#include <cmath>
-#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -75,9 +73,6 @@ api::PredictRequest to_request(const PredictOptions& o, const std::string& comma
 
 std::string run_predict(const PredictOptions& o, const std::string& command_line) {
   if (o.json && o.csv) throw InvalidInput("--json and --csv: choose one output format");
-  if (o.order != "energy" && o.order != "network") {
-    throw InvalidInput("--order " + o.order + ": accepted: energy, network");
-  }
   api::PredictRequest request = to_request(o, command_line);
   // Only a model file names a regressor; the analytical default needs no registry.
   const regress::RegressorRegistry regressors =
@@ -114,11 +109,8 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
                   "extra device catalog (JSON) whose devices replace or add to the built-in ones");
   cmd->add_option("--mode", options->mode, "inference or training")->capture_default_str();
   cmd->add_option("--host-launch-us", options->host_launch_us,
-                  "host CPU time to launch one kernel in an eager framework's inference, us; "
-                  "training takes the calibrated multiple of it (autograd); the iteration is "
-                  "the critical path of host and GPU (0: the host is never the bottleneck); "
-                  "default: the value `nnergy calibrate` fitted on eager PyTorch measurements "
-                  "(`nnergy devices` shows it)");
+                  "host CPU time per kernel launch of eager inference, us (training: the "
+                  "calibrated multiple; 0: never host-bound); default: the calibrated value");
   cmd->add_option("--batch", options->batch,
                   "samples per iteration (binds the batch dimension; re-binds a batch fixed in "
                   "the file); default: the file's fixed batch, else 1");
@@ -142,6 +134,7 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
   cmd->add_option("--top", options->top, "layers listed in the text table (0: all)")
       ->capture_default_str();
   cmd->add_option("--order", options->order, "text table order: energy or network")
+      ->check(CLI::IsMember({"energy", "network"}))
       ->capture_default_str();
   cmd->add_option(
       "--error", options->error,
@@ -152,12 +145,9 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
                   "also write the JSON document (as --json prints it) to FILE");
   cmd->add_flag("--csv", options->csv, "write CSV (per layer, or per clock with --sweep-clocks)");
   cmd->add_option("--html", options->html,
-                  "also write a self-contained HTML report (totals, per-layer bar charts, "
-                  "roofline and archline, the clock sweep) to this file");
+                  "also write a self-contained HTML report (charts of the same) to this file");
   cmd->add_flag("--ignore-memory", options->ignore_memory,
-                "predict even when the estimated peak device memory exceeds the device's "
-                "(the estimate is an approximation; activation checkpointing or in-place ops "
-                "need less)");
+                "predict even when the estimated peak device memory exceeds the device's");
   cmd->callback([options, selected, command_line] {
     *selected = [options, command_line] {
       return CommandResult{run_predict(*options, command_line), 0};
