@@ -219,8 +219,8 @@ TEST(PublishedTimes, ALatencyOfARunWhoseThroughputIsPublishedIsSkippedNamingTheT
   EXPECT_EQ(times.measurements[1].id, "lat16");
   ASSERT_EQ(times.skipped.size(), 1u);
   EXPECT_EQ(times.skipped[0].first, "lat");
-  EXPECT_EQ(times.skipped[0].second.rfind("the same run as thr (throughput), which is scored "
-                                          "instead: ",
+  EXPECT_EQ(times.skipped[0].second.rfind("latency_avg_per_batch of a run whose throughput is "
+                                          "published too, which is scored instead: ",
                                           0),
             0u)
       << times.skipped[0].second;

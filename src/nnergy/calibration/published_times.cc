@@ -256,6 +256,7 @@ std::map<std::string, std::string> repeated_runs(
   std::map<Run, Preferred> best;
   std::map<std::string, std::pair<Run, std::size_t>> ranked;  // record id → run, rank
   std::map<std::string, std::string> why_of_source;
+  std::map<std::string, std::string> ranked_quantity;  // record id → its quantity
   for (const dataset::PublishedMeasurement& r : records) {
     const std::string source = source_key(r.source);
     if (!maps.protocols.contains(source)) continue;
@@ -275,6 +276,7 @@ std::map<std::string, std::string> repeated_runs(
     const auto rank = static_cast<std::size_t>(at - quantities->begin());
     const Run run{r.source, r.gpu, r.network, r.mode, r.precision.value_or(""), r.batch};
     ranked[r.id] = {run, rank};
+    ranked_quantity[r.id] = r.quantity;
     why_of_source[r.id] = rule->value("why", std::string());
     const auto [it, inserted] = best.try_emplace(run, Preferred{rank, r.id, r.quantity});
     if (!inserted && rank < it->second.rank) it->second = {rank, r.id, r.quantity};
@@ -283,10 +285,12 @@ std::map<std::string, std::string> repeated_runs(
   for (const auto& [id, run_rank] : ranked) {
     const Preferred& scored = best.at(run_rank.first);
     if (scored.id == id) continue;
+    // Without the scored record's id, so that the skipped records group under one reason; the
+    // scored one is the record of the same run with that quantity.
     repeated[id] = fmt::format(
-        "the same run as {} ({}), which is scored instead: {} "
+        "{} of a run whose {} is published too, which is scored instead: {} "
         "(data/calibration/protocols.json)",
-        scored.id, scored.quantity, why_of_source.at(id));
+        ranked_quantity.at(id), scored.quantity, why_of_source.at(id));
   }
   return repeated;
 }

@@ -41,7 +41,7 @@ struct PublishedTimes {
 /// with the reason (power and energy records too: published_figures takes those), and so is a
 /// record that repeats a run its source also publishes under a preferred quantity
 /// (data/calibration/protocols.json, one_figure_per_run: NVIDIA's inference latency next to the
-/// throughput of the same run), naming the record scored instead. A record
+/// throughput of the same run), naming the quantity scored instead. A record
 /// without a batch takes the one data/calibration/assumed_batches.json
 /// gives for its id (named in `assumptions`), else is skipped. A per-operator time
 /// ("layer_forward_time") becomes a measurement of the nodes data/calibration/layer_ops.json
