@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         nnergy::fuzz::as_text(data, size), "fuzz.onnx", nnergy::graph::DimBindings{});
     double macs = 0;
     for (const nnergy::graph::Node& node : network.nodes()) {
-      macs += nnergy::graph::op_cost(network, node).inference.macs;
+      macs += nnergy::graph::op_cost(network, node).inference.mac_count;
     }
     static const nnergy::graph::Whitelist whitelist = nnergy::graph::Whitelist::standard();
     const auto unique = nnergy::graph::unique_operations(network, whitelist);

@@ -641,7 +641,7 @@ def nnergy_macs(nnergy, path, dims):
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed: {(result.stderr or result.stdout).strip()}")
     report = json.loads(result.stdout)
-    return report["totals"]["macs"] / NNERGY_BATCH
+    return report["totals"]["mac_count"] / NNERGY_BATCH
 
 
 # ---------------------------------------------------------------------------

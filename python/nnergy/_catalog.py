@@ -4,7 +4,7 @@ import json
 import os
 
 from nnergy import _core
-from nnergy._records import dataframe, rename_counts
+from nnergy._records import dataframe
 
 
 def zoo(data_dir=None):
@@ -13,11 +13,7 @@ def zoo(data_dir=None):
     models = json.loads(_core.zoo_json(os.fspath(data_dir or "")))
     if isinstance(models, dict):
         models = models.get("models", [])
-    rows = [rename_counts(m) for m in models]
-    for row in rows:
-        if "macs_per_sample" in row:
-            row["mac_count_per_sample"] = row.pop("macs_per_sample")
-    return dataframe(rows)
+    return dataframe(models)
 
 
 def devices(device=None, devices_file=None):

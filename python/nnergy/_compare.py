@@ -5,7 +5,7 @@ import os
 
 from nnergy import _core
 from nnergy._predict import model_source
-from nnergy._records import dataframe, rename_counts
+from nnergy._records import dataframe
 
 
 def compare(model, example_input=None, *, devices=None, batch=None, batches=None,
@@ -51,7 +51,7 @@ def compare(model, example_input=None, *, devices=None, batch=None, batches=None
     rows = []
     for row in document["rows"]:
         d = by_id[row["device"]]
-        rows.append(dict(rename_counts(row), name=d["name"], time_model=d["time_model"],
+        rows.append(dict(row, name=d["name"], time_model=d["time_model"],
                          power_model=d["power_model"], provenance=d["provenance"]))
     frame = dataframe(rows)
     frame.attrs["notes"] = document["notes"]

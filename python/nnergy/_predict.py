@@ -5,7 +5,7 @@ import os
 import sys
 
 from nnergy import _core
-from nnergy._records import Record, dataframe, rename_counts
+from nnergy._records import Record, dataframe
 
 
 class Totals(Record):
@@ -85,7 +85,7 @@ class Prediction:
     def __init__(self, report, request):
         self._report = report
         self._request = request
-        self._dict = rename_counts(json.loads(report.to_json()))
+        self._dict = json.loads(report.to_json())
 
     @property
     def totals(self):
@@ -123,7 +123,7 @@ class Prediction:
             return ClockSweep(self._dict["clock_sweep"])
         request = dict(self._request, sweep_clocks=True, sweep_step_mhz=step_mhz)
         report = _core.predict(**request)
-        return ClockSweep(rename_counts(json.loads(report.to_json()))["clock_sweep"])
+        return ClockSweep(json.loads(report.to_json())["clock_sweep"])
 
     def text(self, top=25, order="energy"):
         """The text report of `nnergy predict` (top: layers listed, 0 for all; order: "energy"

@@ -1,25 +1,6 @@
-"""Plain result objects over the library's JSON, and the names of counts at the boundary."""
+"""Plain result objects over the library's JSON (counts are named *_count there, as here)."""
 
 import json
-
-# The library's JSON says "flops", "macs", "bytes", ...; Python results name counts *_count.
-COUNT_NAMES = {
-    "macs": "mac_count",
-    "flops": "flop_count",
-    "bytes": "byte_count",
-    "kernel_launches": "kernel_count",
-    "parameters": "parameter_count",
-}
-
-
-def rename_counts(value):
-    """`value` (parsed JSON) with every count key renamed as COUNT_NAMES says, recursively."""
-    if isinstance(value, dict):
-        return {COUNT_NAMES.get(k, k): rename_counts(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [rename_counts(v) for v in value]
-    return value
-
 
 def dataframe(rows, columns=None):
     """A pandas DataFrame of `rows` (dicts); pandas is imported here, not at `import nnergy`."""

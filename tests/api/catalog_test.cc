@@ -90,8 +90,8 @@ TEST(ApiZoo, CountsOperationsAsUniqueOperationsGroupsThem) {
   EXPECT_EQ(it->unique_operations, unique.size());
   EXPECT_EQ(it->operations, operations);
   // ResNet-50: 4.1 GMACs per 224×224 image.
-  EXPECT_NEAR(it->macs_per_sample / 1e9, 4.1, 0.1);
-  EXPECT_NEAR(it->parameters / 1e6, 25.6, 0.1);
+  EXPECT_NEAR(it->mac_count_per_sample / 1e9, 4.1, 0.1);
+  EXPECT_NEAR(it->parameter_count / 1e6, 25.6, 0.1);
   EXPECT_EQ(report::to_json(zoo).size(), zoo.models.size());
 }
 

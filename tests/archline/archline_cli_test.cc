@@ -174,7 +174,7 @@ TEST_F(ArchlineCli, BadInputExitsTwo) {
   }();
   const std::vector<Case> cases = {
       {"missing.csv", "benchmark,precision,flop_count,time_s", "roofline,fp32,1,1\n",
-       "missing column(s) bytes, energy_j"},
+       "missing column(s) byte_count, energy_j"},
       {"negative.csv", kHeader, "roofline,fp32,1,4,-4e12,1e12,2,500,,,,0,1\n", "W = -4e+12"},
       {"zero_time.csv", kHeader, "roofline,fp32,1,4,4e12,1e12,0,500,,,,0,1\n", "T = 0"},
       {"zero_q.csv", kHeader, "roofline,fp32,1,4,4e12,0,2,500,,,,0,1\n", "W > 0 and Q > 0"},

@@ -155,7 +155,7 @@ TEST(FitArchline, WarnsWhenWQAndTAreNearlyCollinear) {
   std::vector<ArchlinePoint> points = generate_synthetic_points(o);
   std::mt19937_64 rng(1);
   std::uniform_real_distribution<double> wiggle(-1e-4, 1e-4);
-  for (ArchlinePoint& p : points) p.bytes *= 1 + wiggle(rng);
+  for (ArchlinePoint& p : points) p.byte_count *= 1 + wiggle(rng);
   const ArchlineFitResult fit = fit_archline(points, Precision::kFp32, "near");
   ASSERT_FALSE(fit.warnings.empty());
   EXPECT_NE(fit.warnings.front().find("collinear"), std::string::npos) << fit.warnings.front();
@@ -177,8 +177,9 @@ TEST(SyntheticPoints, FollowTheRooflineAndEquation5) {
   o.noise = 0;
   for (const ArchlinePoint& p : generate_synthetic_points(o)) {
     EXPECT_LE(p.flop_count / p.time_s, o.truth.peak_flop_per_s * (1 + 1e-12));
-    EXPECT_LE(p.bytes / p.time_s, o.truth.bandwidth_byte_per_s * (1 + 1e-12));
-    EXPECT_NEAR(p.energy_j, o.truth.energy_j(p.flop_count, p.bytes, p.time_s), 1e-9 * p.energy_j);
+    EXPECT_LE(p.byte_count / p.time_s, o.truth.bandwidth_byte_per_s * (1 + 1e-12));
+    EXPECT_NEAR(p.energy_j, o.truth.energy_j(p.flop_count, p.byte_count, p.time_s),
+                1e-9 * p.energy_j);
   }
 }
 

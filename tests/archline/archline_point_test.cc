@@ -21,13 +21,22 @@ std::string expect_invalid(const std::string& text) {
   return "";
 }
 
+TEST(ArchlineCsv, TheHeaderNamesTheByteCountAndOlderFilesCallingItBytesStillRead) {
+  EXPECT_NE(archline_csv_header().find(",flop_count,byte_count,"), std::string::npos);
+  // kHeader is the layout written before the column was renamed.
+  const ArchlineDataSet old = parse_archline_csv(
+      std::string(kHeader) + "roofline,fp32,1,0.5,1e12,2e12,1,300,300,,,0,1\n", "old.csv");
+  ASSERT_EQ(old.points.size(), 1u);
+  EXPECT_DOUBLE_EQ(old.points[0].byte_count, 2e12);
+}
+
 TEST(ArchlineCsv, RoundTripsPointsAndContext) {
   ArchlinePoint a;
   a.benchmark = BenchmarkKind::kRoofline;
   a.precision = device::Precision::kFp64;
   a.occupancy = 0.25;
   a.flop_count = 2e13;
-  a.bytes = 4e12;
+  a.byte_count = 4e12;
   a.time_s = 3.5;
   a.energy_j = 812.25;
   a.power_mean_w = a.energy_j / a.time_s;
@@ -49,7 +58,7 @@ TEST(ArchlineCsv, RoundTripsPointsAndContext) {
   EXPECT_EQ(r.precision, device::Precision::kFp64);
   EXPECT_DOUBLE_EQ(r.occupancy, 0.25);
   EXPECT_DOUBLE_EQ(r.flop_count, 2e13);
-  EXPECT_DOUBLE_EQ(r.bytes, 4e12);
+  EXPECT_DOUBLE_EQ(r.byte_count, 4e12);
   EXPECT_DOUBLE_EQ(r.energy_j, 812.25);
   EXPECT_DOUBLE_EQ(r.intensity_flop_per_byte(), 5.0);
   EXPECT_EQ(r.sm_clock_mhz, 1410.0);
@@ -64,7 +73,7 @@ TEST(ArchlineCsv, NamesMissingColumns) {
   const std::string message =
       expect_invalid("benchmark,precision,flop_count,time_s\nroofline,fp32,1,1\n");
   EXPECT_NE(message.find("pts.csv:1"), std::string::npos) << message;
-  EXPECT_NE(message.find("bytes, energy_j"), std::string::npos) << message;
+  EXPECT_NE(message.find("byte_count, energy_j"), std::string::npos) << message;
 }
 
 TEST(ArchlineCsv, RejectsNegativeOrZeroQuantities) {

@@ -63,7 +63,7 @@ TEST_F(DatasetTest, ExportWritesContextHeaderAndOneRowPerMeasurement) {
   EXPECT_THAT(header, ::testing::StartsWith("device_name,device_uuid,"));
   for (const char* column : {",signature,", ",time_s,", ",time_std_s,", ",power_w,", ",energy_j,",
                              ",energy_std_j,", ",clock_mhz,", ",inference_flop_count,",
-                             ",backward_bytes,", ",samples_dropped,", ",status,"}) {
+                             ",backward_byte_count,", ",samples_dropped,", ",status,"}) {
     EXPECT_THAT(header, HasSubstr(column));
   }
   EXPECT_EQ(std::count(header.begin(), header.end(), ','), csv_columns().size() - 1);

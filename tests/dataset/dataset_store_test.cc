@@ -90,13 +90,13 @@ TEST_F(DatasetTest, AnOpIsStoredWithItsDescriptionAsJsonColumns) {
   EXPECT_TRUE(conv.whitelisted);
   EXPECT_TRUE(conv.known);
   // 1×1 convolution, 4 → 4 channels on 8×8: 8·8·4·4 = 1024 MACs = 2048 flops.
-  EXPECT_DOUBLE_EQ(conv.inference.macs, 1024.0);
-  EXPECT_DOUBLE_EQ(conv.inference.flops, 2048.0);
+  EXPECT_DOUBLE_EQ(conv.inference.mac_count, 1024.0);
+  EXPECT_DOUBLE_EQ(conv.inference.flop_count, 2048.0);
   EXPECT_EQ(conv.parameter_count, 16);
   const graph::OpCost cost = graph::op_cost(net, net.nodes()[2]);
-  EXPECT_DOUBLE_EQ(conv.backward.flops, cost.backward.flops);
-  EXPECT_GT(conv.backward.flops, 0.0);
-  EXPECT_DOUBLE_EQ(conv.training_forward.bytes, cost.training_forward.bytes);
+  EXPECT_DOUBLE_EQ(conv.backward.flop_count, cost.backward.flop_count);
+  EXPECT_GT(conv.backward.flop_count, 0.0);
+  EXPECT_DOUBLE_EQ(conv.training_forward.byte_count, cost.training_forward.byte_count);
   // The two JSON columns, as every dataset since schema 1 has them.
   EXPECT_EQ(inputs_json(conv.inputs),
             R"([{"role":"activation","shape":[1,4,8,8],"dtype":"fp32","requires_grad":true},)"

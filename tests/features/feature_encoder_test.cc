@@ -46,9 +46,10 @@ graph::OpDescriptor conv() {
                    {"strides", std::vector<std::int64_t>{1, 1}},
                    {"auto_pad", std::string("NOTSET")}};
   op.parameter_count = 36864;
-  op.inference = {.macs = 1e9, .flops = 2e9, .bytes = 1e7, .kernels = 1};
-  op.training_forward = {.macs = 1e9, .flops = 2e9, .bytes = 1.2e7, .kernels = 2};
-  op.backward = {.macs = 2e9, .flops = 4e9, .bytes = 3e7, .kernels = 3};
+  op.inference = {.mac_count = 1e9, .flop_count = 2e9, .byte_count = 1e7, .kernel_count = 1};
+  op.training_forward = {
+      .mac_count = 1e9, .flop_count = 2e9, .byte_count = 1.2e7, .kernel_count = 2};
+  op.backward = {.mac_count = 2e9, .flop_count = 4e9, .byte_count = 3e7, .kernel_count = 3};
   return op;
 }
 
@@ -59,7 +60,7 @@ graph::OpDescriptor relu() {
   op.op_class = graph::OpClass::kElementwise;
   op.dtype = graph::DataType::kFloat32;
   op.inputs = {{graph::TensorRole::kActivation, {1, 64, 56, 56}, graph::DataType::kFloat32, false}};
-  op.inference = {.macs = 0, .flops = 2e5, .bytes = 1.6e6, .kernels = 1};
+  op.inference = {.mac_count = 0, .flop_count = 2e5, .byte_count = 1.6e6, .kernel_count = 1};
   op.training_forward = op.inference;
   op.backward = op.inference;
   return op;
@@ -154,14 +155,14 @@ TEST(FeatureEncoderTest, RooflineUsesTensorPeakOnlyForMatrixOps) {
   const FeatureEncoder encoder = conv_relu_encoder();
   const device::DeviceSpec& device = a100();
   graph::OpDescriptor dense_conv = conv();
-  dense_conv.inference.bytes = 1e6;  // 0.64 us of traffic: compute bound even on tensor cores
+  dense_conv.inference.byte_count = 1e6;  // 0.64 us of traffic: compute bound even on tensor cores
   const auto conv_row =
       encoder.encode(dense_conv, {.device = &device, .precision = device::Precision::kFp16});
   EXPECT_NEAR(value(encoder, conv_row, "roofline_time_s"), 2e9 / 312e12, 2e9 / 312e12 * 1e-12);
   EXPECT_EQ(value(encoder, conv_row, "device_peak_flop_per_s"), 312e12);
   // Relu is memory bound anyway; a compute-heavy elementwise op shows the vector peak.
   graph::OpDescriptor heavy = relu();
-  heavy.inference = {.macs = 0, .flops = 1e10, .bytes = 1, .kernels = 1};
+  heavy.inference = {.mac_count = 0, .flop_count = 1e10, .byte_count = 1, .kernel_count = 1};
   const auto relu_row =
       encoder.encode(heavy, {.device = &device, .precision = device::Precision::kFp16});
   EXPECT_NEAR(value(encoder, relu_row, "roofline_time_s"), 1e10 / 19.5e12, 1e10 / 19.5e12 * 1e-12);

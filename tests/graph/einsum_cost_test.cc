@@ -42,54 +42,54 @@ TEST(EinsumCost, BatchedMatMulThroughTheImporter) {
   const OpCost cost = op_cost(net, net.nodes()[0]);
   EXPECT_TRUE(cost.known);
   EXPECT_EQ(cost.op_class, OpClass::kMatrix);
-  EXPECT_DOUBLE_EQ(cost.inference.macs, 2.0 * 3 * 4 * 5);  // b·i·j·k
-  EXPECT_DOUBLE_EQ(cost.inference.flops, 2 * 2.0 * 3 * 4 * 5);
-  EXPECT_DOUBLE_EQ(cost.inference.bytes, 4.0 * (2 * 3 * 4 + 2 * 4 * 5 + 2 * 3 * 5));
-  EXPECT_DOUBLE_EQ(cost.backward.macs, 0);  // both operands are data
+  EXPECT_DOUBLE_EQ(cost.inference.mac_count, 2.0 * 3 * 4 * 5);  // b·i·j·k
+  EXPECT_DOUBLE_EQ(cost.inference.flop_count, 2 * 2.0 * 3 * 4 * 5);
+  EXPECT_DOUBLE_EQ(cost.inference.byte_count, 4.0 * (2 * 3 * 4 + 2 * 4 * 5 + 2 * 3 * 5));
+  EXPECT_DOUBLE_EQ(cost.backward.mac_count, 0);  // both operands are data
 }
 
 TEST(EinsumCost, BackwardIsOneContractionPerOperandNeedingAGradient) {
   const OpCost cost = einsum("ij,jk->ik", {{6, 7}, {7, 8}}, {6, 8});
-  EXPECT_DOUBLE_EQ(cost.inference.macs, 6.0 * 7 * 8);
-  EXPECT_DOUBLE_EQ(cost.backward.macs, 2 * 6.0 * 7 * 8);
-  EXPECT_DOUBLE_EQ(cost.backward.kernels, 2);
+  EXPECT_DOUBLE_EQ(cost.inference.mac_count, 6.0 * 7 * 8);
+  EXPECT_DOUBLE_EQ(cost.backward.mac_count, 2 * 6.0 * 7 * 8);
+  EXPECT_DOUBLE_EQ(cost.backward.kernel_count, 2);
 }
 
 TEST(EinsumCost, ImplicitOutputAndEllipsis) {
   // Implicit output "ik"; j is summed.
-  EXPECT_DOUBLE_EQ(einsum("ij,jk", {{6, 7}, {7, 8}}, {6, 8}).inference.macs, 6.0 * 7 * 8);
+  EXPECT_DOUBLE_EQ(einsum("ij,jk", {{6, 7}, {7, 8}}, {6, 8}).inference.mac_count, 6.0 * 7 * 8);
   // "..." covers [2, 3] and broadcasts a leading 1 of the second operand.
   const OpCost cost = einsum("...ij,...jk->...ik", {{2, 3, 4, 5}, {1, 3, 5, 6}}, {2, 3, 4, 6});
   EXPECT_EQ(cost.op_class, OpClass::kMatrix);
-  EXPECT_DOUBLE_EQ(cost.inference.macs, 2.0 * 3 * 4 * 5 * 6);
+  EXPECT_DOUBLE_EQ(cost.inference.mac_count, 2.0 * 3 * 4 * 5 * 6);
   // Spaces are allowed and "..." may cover no dimension at all.
-  EXPECT_DOUBLE_EQ(einsum(" ...i , ...i -> ... ", {{4}, {4}}, {}).inference.macs, 4);
+  EXPECT_DOUBLE_EQ(einsum(" ...i , ...i -> ... ", {{4}, {4}}, {}).inference.mac_count, 4);
 }
 
 TEST(EinsumCost, OneOperandIsDataMovementOverTheInput) {
   const OpCost trace = einsum("ii->", {{5, 5}}, {});
   EXPECT_EQ(trace.op_class, OpClass::kDataMovement);
-  EXPECT_DOUBLE_EQ(trace.inference.macs, 0);
-  EXPECT_DOUBLE_EQ(trace.inference.flops, 25);
+  EXPECT_DOUBLE_EQ(trace.inference.mac_count, 0);
+  EXPECT_DOUBLE_EQ(trace.inference.flop_count, 25);
   const OpCost transpose = einsum("abc->cab", {{2, 3, 4}}, {4, 2, 3});
-  EXPECT_DOUBLE_EQ(transpose.inference.flops, 24);
-  EXPECT_DOUBLE_EQ(transpose.inference.bytes, 2 * 24 * 4.0);
+  EXPECT_DOUBLE_EQ(transpose.inference.flop_count, 24);
+  EXPECT_DOUBLE_EQ(transpose.inference.byte_count, 2 * 24 * 4.0);
 }
 
 TEST(EinsumCost, ProductWithoutContractionIsElementwise) {
   const OpCost outer = einsum("i,j->ij", {{3}, {4}}, {3, 4});
   EXPECT_EQ(outer.op_class, OpClass::kElementwise);
-  EXPECT_DOUBLE_EQ(outer.inference.macs, 0);
-  EXPECT_DOUBLE_EQ(outer.inference.flops, 12);
+  EXPECT_DOUBLE_EQ(outer.inference.mac_count, 0);
+  EXPECT_DOUBLE_EQ(outer.inference.flop_count, 12);
 }
 
 TEST(EinsumCost, ThreeOperandsContractLeftToRight) {
   // (ij,jk -> ik) then (ik,kl -> il): I·J·K + I·K·L, not I·J·K·L.
   const OpCost cost = einsum("ij,jk,kl->il", {{2, 3}, {3, 4}, {4, 5}}, {2, 5});
-  EXPECT_DOUBLE_EQ(cost.inference.macs, 2.0 * 3 * 4 + 2.0 * 4 * 5);
-  EXPECT_DOUBLE_EQ(cost.inference.kernels, 2);
+  EXPECT_DOUBLE_EQ(cost.inference.mac_count, 2.0 * 3 * 4 + 2.0 * 4 * 5);
+  EXPECT_DOUBLE_EQ(cost.inference.kernel_count, 2);
   // The intermediate [2, 4] is written and read once.
-  EXPECT_DOUBLE_EQ(cost.inference.bytes, 4.0 * (6 + 12 + 20 + 10 + 2 * 8));
+  EXPECT_DOUBLE_EQ(cost.inference.byte_count, 4.0 * (6 + 12 + 20 + 10 + 2 * 8));
 }
 
 TEST(EinsumCost, BadEquationIsInvalidInputNamingNodeAndEquation) {

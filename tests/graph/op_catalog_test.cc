@@ -39,13 +39,13 @@ TEST(OpCatalog, GroupedDilatedConv2d) {
   const OpCost cost = op_cost(net, node_of(net, "Conv"));
   const double out = 1.0 * 16 * 16 * 16;
   EXPECT_EQ(cost.op_class, OpClass::kMatrix);
-  EXPECT_DOUBLE_EQ(cost.inference.macs, out * 4 * 9);  // (Cin/groups)·k² per output element
-  EXPECT_DOUBLE_EQ(cost.inference.flops, 2 * out * 4 * 9 + out);  // + bias
-  EXPECT_DOUBLE_EQ(cost.inference.bytes, 4.0 * (8 * 16 * 16 + 16 * 4 * 9 + 16 + out));
+  EXPECT_DOUBLE_EQ(cost.inference.mac_count, out * 4 * 9);  // (Cin/groups)·k² per output element
+  EXPECT_DOUBLE_EQ(cost.inference.flop_count, 2 * out * 4 * 9 + out);  // + bias
+  EXPECT_DOUBLE_EQ(cost.inference.byte_count, 4.0 * (8 * 16 * 16 + 16 * 4 * 9 + 16 + out));
   EXPECT_EQ(cost.parameter_count, 16 * 4 * 9 + 16);
   // The input is a data input: no data-gradient, only weight and bias gradients.
-  EXPECT_DOUBLE_EQ(cost.backward.macs, out * 4 * 9);
-  EXPECT_DOUBLE_EQ(cost.backward.kernels, 2);
+  EXPECT_DOUBLE_EQ(cost.backward.mac_count, out * 4 * 9);
+  EXPECT_DOUBLE_EQ(cost.backward.kernel_count, 2);
 }
 
 TEST(OpCatalog, SecondConvGetsDataAndWeightGradients) {
@@ -58,9 +58,9 @@ TEST(OpCatalog, SecondConvGetsDataAndWeightGradients) {
   b.node("Conv", {"h", "w2"}, {"y"}, "/c2/Conv");
   const Network net = import(b);
   const OpCost second = op_cost(net, net.nodes()[1]);
-  EXPECT_DOUBLE_EQ(second.backward.macs, 2 * second.inference.macs);  // PALEO: dX + dW
+  EXPECT_DOUBLE_EQ(second.backward.mac_count, 2 * second.inference.mac_count);  // PALEO: dX + dW
   const OpCost first = op_cost(net, net.nodes()[0]);
-  EXPECT_DOUBLE_EQ(first.backward.macs, first.inference.macs);  // dW only
+  EXPECT_DOUBLE_EQ(first.backward.mac_count, first.inference.mac_count);  // dW only
 }
 
 TEST(OpCatalog, Conv1d) {
@@ -68,7 +68,7 @@ TEST(OpCatalog, Conv1d) {
   b.input("x", {std::string("N"), 4, 100}).input("w", {8, 4, 5}).output("y");
   b.node("Conv", {"x", "w"}, {"y"});
   const Network net = import(b);
-  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[0]).inference.macs, 8.0 * 96 * 4 * 5);
+  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[0]).inference.mac_count, 8.0 * 96 * 4 * 5);
 }
 
 TEST(OpCatalog, ConvTransposeCountsPerInputElement) {
@@ -78,7 +78,7 @@ TEST(OpCatalog, ConvTransposeCountsPerInputElement) {
   const Network net = import(b);
   EXPECT_EQ(net.tensor(net.nodes()[0].outputs[0]).shape, (Shape{1, 4, 14, 14}));
   // Each of the 4·14·14 outputs gathers 8 input channels · (2·2 taps / stride²) = 8 products.
-  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[0]).inference.macs, 4.0 * 14 * 14 * 8);
+  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[0]).inference.mac_count, 4.0 * 14 * 14 * 8);
 }
 
 TEST(OpCatalog, GemmWithTransposedWeightAndBias) {
@@ -89,8 +89,8 @@ TEST(OpCatalog, GemmWithTransposedWeightAndBias) {
   bindings.batch = 4;
   const Network net = import_onnx_bytes(b.bytes(), "g.onnx", bindings);
   const OpCost cost = op_cost(net, net.nodes()[0]);
-  EXPECT_DOUBLE_EQ(cost.inference.macs, 4.0 * 3 * 5);
-  EXPECT_DOUBLE_EQ(cost.inference.flops, 2 * 60.0 + 12);
+  EXPECT_DOUBLE_EQ(cost.inference.mac_count, 4.0 * 3 * 5);
+  EXPECT_DOUBLE_EQ(cost.inference.flop_count, 2 * 60.0 + 12);
 }
 
 TEST(OpCatalog, BatchedMatMul4d) {
@@ -103,8 +103,8 @@ TEST(OpCatalog, BatchedMatMul4d) {
   bindings.batch = 2;
   const Network net = import_onnx_bytes(b.bytes(), "m.onnx", bindings);
   const OpCost cost = op_cost(net, net.nodes()[0]);
-  EXPECT_DOUBLE_EQ(cost.inference.macs, 2.0 * 12 * 128 * 128 * 64);
-  EXPECT_DOUBLE_EQ(cost.backward.macs, 0);  // both inputs are data: nothing needs a gradient
+  EXPECT_DOUBLE_EQ(cost.inference.mac_count, 2.0 * 12 * 128 * 128 * 64);
+  EXPECT_DOUBLE_EQ(cost.backward.mac_count, 0);  // both inputs are data: nothing needs a gradient
 }
 
 TEST(OpCatalog, BatchNormTrainingCostsMoreThanInference) {
@@ -118,10 +118,10 @@ TEST(OpCatalog, BatchNormTrainingCostsMoreThanInference) {
   const OpCost bn = op_cost(net, net.nodes()[1]);
   const double n = 8 * 16;
   EXPECT_EQ(bn.op_class, OpClass::kNormalization);
-  EXPECT_DOUBLE_EQ(bn.inference.flops, 2 * n);
-  EXPECT_DOUBLE_EQ(bn.training_forward.flops, 5 * n);
-  EXPECT_GT(bn.backward.flops, bn.training_forward.flops);
-  EXPECT_GT(bn.training_forward.bytes, bn.inference.bytes);
+  EXPECT_DOUBLE_EQ(bn.inference.flop_count, 2 * n);
+  EXPECT_DOUBLE_EQ(bn.training_forward.flop_count, 5 * n);
+  EXPECT_GT(bn.backward.flop_count, bn.training_forward.flop_count);
+  EXPECT_GT(bn.training_forward.byte_count, bn.inference.byte_count);
   // Statistics in training only: inference folds the running ones into one affine.
   EXPECT_EQ(bn.statistics, StatisticsPasses::kTraining);
   EXPECT_EQ(op_cost(net, net.nodes()[0]).statistics, StatisticsPasses::kNone);
@@ -135,8 +135,8 @@ TEST(OpCatalog, PoolingWindows) {
   OnnxBuilder::set_ints(pool, "strides", {2, 2});
   b.node("GlobalAveragePool", {"x"}, {"g"});
   const Network net = import(b);
-  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[0]).inference.flops, 2.0 * 4 * 4 * 4);
-  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[1]).inference.flops, 2.0 * 8 * 8);
+  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[0]).inference.flop_count, 2.0 * 4 * 4 * 4);
+  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[1]).inference.flop_count, 2.0 * 8 * 8);
 }
 
 TEST(OpCatalog, ViewsCostNothingAndCopiesMoveBytes) {
@@ -150,8 +150,8 @@ TEST(OpCatalog, ViewsCostNothingAndCopiesMoveBytes) {
   EXPECT_TRUE(flatten.inference.empty());
   const OpCost transpose = op_cost(net, net.nodes()[1]);
   EXPECT_EQ(transpose.op_class, OpClass::kDataMovement);
-  EXPECT_DOUBLE_EQ(transpose.inference.flops, 0);
-  EXPECT_DOUBLE_EQ(transpose.inference.bytes, 2 * 24 * 4.0);
+  EXPECT_DOUBLE_EQ(transpose.inference.flop_count, 0);
+  EXPECT_DOUBLE_EQ(transpose.inference.byte_count, 2 * 24 * 4.0);
 }
 
 TEST(OpCatalog, UnknownOperatorUsesMemoryBoundFallback) {
@@ -162,9 +162,9 @@ TEST(OpCatalog, UnknownOperatorUsesMemoryBoundFallback) {
   const OpCost cost = op_cost(net, net.nodes()[0]);
   EXPECT_FALSE(cost.known);
   EXPECT_EQ(cost.op_class, OpClass::kUnknown);
-  EXPECT_DOUBLE_EQ(cost.inference.flops, 1);  // one flop per output element
-  EXPECT_DOUBLE_EQ(cost.inference.bytes, 4.0 * (100 + 1));
-  EXPECT_DOUBLE_EQ(cost.inference.kernels, 1);
+  EXPECT_DOUBLE_EQ(cost.inference.flop_count, 1);  // one flop per output element
+  EXPECT_DOUBLE_EQ(cost.inference.byte_count, 4.0 * (100 + 1));
+  EXPECT_DOUBLE_EQ(cost.inference.kernel_count, 1);
   EXPECT_FALSE(is_known_op("Det"));
   EXPECT_TRUE(is_known_op("Conv"));
 }
@@ -227,7 +227,7 @@ TEST(OpCatalog, Conv3d) {
   const Network net = import(b);
   EXPECT_EQ(net.tensor(net.nodes()[0].outputs[0]).shape, (Shape{1, 8, 4, 4, 4}));
   // 8·4³ outputs, each Cin·k³ = 4·27 products.
-  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[0]).inference.macs, 8.0 * 64 * 4 * 27);
+  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[0]).inference.mac_count, 8.0 * 64 * 4 * 27);
 }
 
 TEST(OpCatalog, DepthwiseConv2d) {
@@ -238,7 +238,7 @@ TEST(OpCatalog, DepthwiseConv2d) {
   OnnxBuilder::set_ints(conv, "pads", {1, 1, 1, 1});
   const Network net = import(b);
   // Cin/groups = 1: each of the 8·10·10 outputs is a 3×3 window of its own channel.
-  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[0]).inference.macs, 8.0 * 100 * 9);
+  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[0]).inference.mac_count, 8.0 * 100 * 9);
 }
 
 // The kernel family a convolution runs as: dense 3×3 stride 1 (Winograd-eligible), grouped with
@@ -277,7 +277,7 @@ TEST(OpCatalog, ConvTranspose1d) {
   const Network net = import(b);
   EXPECT_EQ(net.tensor(net.nodes()[0].outputs[0]).shape, (Shape{1, 6, 12}));
   // Every input element is scattered onto Cout·k = 6·3 outputs.
-  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[0]).inference.macs, 4.0 * 10 * 6 * 3);
+  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[0]).inference.mac_count, 4.0 * 10 * 6 * 3);
 }
 
 TEST(OpCatalog, GroupedConvTranspose3d) {
@@ -290,7 +290,7 @@ TEST(OpCatalog, GroupedConvTranspose3d) {
   EXPECT_EQ(net.tensor(net.nodes()[0].outputs[0]).shape, (Shape{1, 4, 6, 6, 6}));
   // Input elements × (Cout/groups)·k³ = 108 · 2·8; seen from the output, each of the 4·6³
   // outputs gathers Cin/groups = 2 channels × one tap (8 taps / stride³).
-  const double macs = op_cost(net, net.nodes()[0]).inference.macs;
+  const double macs = op_cost(net, net.nodes()[0]).inference.mac_count;
   EXPECT_DOUBLE_EQ(macs, 4.0 * 27 * 2 * 8);
   EXPECT_DOUBLE_EQ(macs, 4.0 * 216 * 2 * 1);
 }
@@ -308,11 +308,11 @@ TEST(OpCatalog, ResizeInterpolationFlops) {
   const double n_out = 2 * 8 * 8;
   const OpCost nearest = resize("nearest");
   EXPECT_EQ(nearest.op_class, OpClass::kDataMovement);
-  EXPECT_DOUBLE_EQ(nearest.inference.flops, 0);
-  EXPECT_DOUBLE_EQ(nearest.inference.bytes, 4.0 * (2 * 16 + n_out));
+  EXPECT_DOUBLE_EQ(nearest.inference.flop_count, 0);
+  EXPECT_DOUBLE_EQ(nearest.inference.byte_count, 4.0 * (2 * 16 + n_out));
   // Two resized axes: 2² taps for linear, 4² for cubic; a weighted sum is 2·taps − 1 flops.
-  EXPECT_DOUBLE_EQ(resize("linear").inference.flops, (2 * 4 - 1) * n_out);
-  EXPECT_DOUBLE_EQ(resize("cubic").inference.flops, (2 * 16 - 1) * n_out);
+  EXPECT_DOUBLE_EQ(resize("linear").inference.flop_count, (2 * 4 - 1) * n_out);
+  EXPECT_DOUBLE_EQ(resize("cubic").inference.flop_count, (2 * 16 - 1) * n_out);
   EXPECT_THROW(resize("area"), InvalidInput);
 }
 
@@ -335,17 +335,17 @@ TEST(OpCatalog, NormalizationsReductionsAndSelections) {
   const OpCost instance = op_cost(net, net.nodes()[0]);
   EXPECT_EQ(instance.op_class, OpClass::kNormalization);
   EXPECT_EQ(instance.statistics, StatisticsPasses::kAll);
-  EXPECT_DOUBLE_EQ(instance.inference.flops, 5 * 48.0);  // batch statistics + normalize
-  EXPECT_DOUBLE_EQ(instance.inference.kernels, 2 + 2);   // + repeat of scale and bias
-  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[1]).inference.flops, 2 * 48.0);  // |x| and +
+  EXPECT_DOUBLE_EQ(instance.inference.flop_count, 5 * 48.0);  // batch statistics + normalize
+  EXPECT_DOUBLE_EQ(instance.inference.kernel_count, 2 + 2);   // + repeat of scale and bias
+  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[1]).inference.flop_count, 2 * 48.0);  // |x| and +
   const OpCost argmax = op_cost(net, net.nodes()[2]);
-  EXPECT_DOUBLE_EQ(argmax.inference.flops, 100);
+  EXPECT_DOUBLE_EQ(argmax.inference.flop_count, 100);
   EXPECT_TRUE(argmax.backward.empty());
   const OpCost top_k = op_cost(net, net.nodes()[3]);
-  EXPECT_DOUBLE_EQ(top_k.inference.flops, 4 * 100.0);  // four 8-bit digits of a float
-  EXPECT_DOUBLE_EQ(top_k.inference.kernels, 4 + 2);    // + gather and sort of the 5
-  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[4]).inference.flops, 3 * 100.0);
-  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[5]).inference.flops, 3 * 2 * 2 * 4 * 2.0);
+  EXPECT_DOUBLE_EQ(top_k.inference.flop_count, 4 * 100.0);  // four 8-bit digits of a float
+  EXPECT_DOUBLE_EQ(top_k.inference.kernel_count, 4 + 2);    // + gather and sort of the 5
+  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[4]).inference.flop_count, 3 * 100.0);
+  EXPECT_DOUBLE_EQ(op_cost(net, net.nodes()[5]).inference.flop_count, 3 * 2 * 2 * 4 * 2.0);
 }
 
 TEST(OpCatalog, GroupNormalizationOfOpset18) {
@@ -359,20 +359,20 @@ TEST(OpCatalog, GroupNormalizationOfOpset18) {
   const Network net = t.done();
   const OpCost cost = op_cost(net, net.nodes()[0]);
   EXPECT_EQ(cost.op_class, OpClass::kNormalization);
-  EXPECT_DOUBLE_EQ(cost.inference.flops, 5 * 256.0);  // moments 3, a·x + b 2
-  EXPECT_DOUBLE_EQ(cost.inference.kernels, 3);
-  EXPECT_DOUBLE_EQ(cost.backward.kernels, 3 + 1);  // dX, then scale and bias
+  EXPECT_DOUBLE_EQ(cost.inference.flop_count, 5 * 256.0);  // moments 3, a·x + b 2
+  EXPECT_DOUBLE_EQ(cost.inference.kernel_count, 3);
+  EXPECT_DOUBLE_EQ(cost.backward.kernel_count, 3 + 1);  // dX, then scale and bias
   EXPECT_EQ(cost.statistics, StatisticsPasses::kAll);
 }
 
 TEST(OpCatalog, OptimizerStepCosts) {
   // SGD with momentum: 4 flops and 5 tensors of 4 bytes per parameter; 2 foreach stages.
   const PassCost sgd = optimizer_step_cost(Optimizer::kSgdMomentum, 1000, 130, 4);
-  EXPECT_DOUBLE_EQ(sgd.flops, 4000);
-  EXPECT_DOUBLE_EQ(sgd.bytes, 20000);
-  EXPECT_DOUBLE_EQ(sgd.kernels, 3 * 2);  // ceil(130 / 64) launches per stage
+  EXPECT_DOUBLE_EQ(sgd.flop_count, 4000);
+  EXPECT_DOUBLE_EQ(sgd.byte_count, 20000);
+  EXPECT_DOUBLE_EQ(sgd.kernel_count, 3 * 2);  // ceil(130 / 64) launches per stage
   const PassCost adam = optimizer_step_cost(Optimizer::kAdam, 1000, 10, 4);
-  EXPECT_DOUBLE_EQ(adam.bytes, 28000);
+  EXPECT_DOUBLE_EQ(adam.byte_count, 28000);
   EXPECT_EQ(parse_optimizer("adamw", "--optimizer"), Optimizer::kAdamW);
   EXPECT_THROW(parse_optimizer("lion", "--optimizer"), InvalidInput);
 }

@@ -89,7 +89,7 @@ TEST(OpFusion, TheImporterFusesByDefaultAndSaysSo) {
 TEST(OpFusion, LayerNormBecomesOneNodeWiredToItsReaders) {
   const Network net = import(layer_norm_model());
   ASSERT_EQ(compute_nodes(net).size(), 10u);
-  EXPECT_NEAR(total(net, &OpCost::inference).kernels, 10.0, kCountTolerance);
+  EXPECT_NEAR(total(net, &OpCost::inference).kernel_count, 10.0, kCountTolerance);
 
   FusionReport report;
   const Network fused = fuse_decomposed_ops(net, &report);
@@ -115,11 +115,11 @@ TEST(OpFusion, LayerNormBecomesOneNodeWiredToItsReaders) {
   // One LayerNormalization kernel over 2·8·16 = 256 elements: 7 flops each; the Relu adds one.
   const double elements = 256;
   const PassCost inference = total(fused, &OpCost::inference);
-  EXPECT_NEAR(inference.kernels, 2.0, kCountTolerance);
-  EXPECT_NEAR(op_cost(fused, ln).inference.flops, 7 * elements, kCountTolerance);
+  EXPECT_NEAR(inference.kernel_count, 2.0, kCountTolerance);
+  EXPECT_NEAR(op_cost(fused, ln).inference.flop_count, 7 * elements, kCountTolerance);
   // gamma and beta need gradients: the catalog's LayerNorm backward is two kernels.
   EXPECT_TRUE(fused.tensor(ln.outputs[0]).requires_grad);
-  EXPECT_NEAR(op_cost(fused, ln).backward.kernels, 2.0, kCountTolerance);
+  EXPECT_NEAR(op_cost(fused, ln).backward.kernel_count, 2.0, kCountTolerance);
 
   ASSERT_EQ(report.fused.count("LayerNormalization"), 1u);
   EXPECT_EQ(report.fused.at("LayerNormalization").groups, 1u);
@@ -154,7 +154,7 @@ TEST(OpFusion, LayerNormOpset18WithSquareByMulAndFoldedScalars) {
   EXPECT_EQ(fused.nodes()[0].int_attribute("axis", -1), 1);
   EXPECT_EQ(fused.parameter_count(), 0);
   EXPECT_EQ(report.fused.at("LayerNormalization").nodes, 7u);
-  EXPECT_NEAR(total(fused, &OpCost::inference).flops, 7 * 4 * 32, kCountTolerance);
+  EXPECT_NEAR(total(fused, &OpCost::inference).flop_count, 7 * 4 * 32, kCountTolerance);
 }
 
 TEST(OpFusion, HalfPrecisionLayerNormWithItsCasts) {
@@ -197,8 +197,8 @@ TEST(OpFusion, LayerNormWithAnOutsideReaderOfTheMeanIsLeftAlone) {
   for (const Node& node : fused.nodes()) EXPECT_NE(node.op_type, "LayerNormalization");
   EXPECT_EQ(report.total_groups(), 0u);
   EXPECT_EQ(report.summary(), "no decomposed operators fused");
-  EXPECT_NEAR(total(fused, &OpCost::inference).kernels, total(net, &OpCost::inference).kernels,
-              kCountTolerance);
+  EXPECT_NEAR(total(fused, &OpCost::inference).kernel_count,
+              total(net, &OpCost::inference).kernel_count, kCountTolerance);
 }
 
 const std::string kGeluScope = "/encoder/layer.0/intermediate/intermediate_act_fn/";
@@ -239,7 +239,7 @@ TEST(OpFusion, GeluErfFormInEveryProductOrder) {
       SCOPED_TRACE("tail order " + std::to_string(tail) + (divide ? ", Div" : ", Mul"));
       const Network net = import(gelu_erf_model(tail, divide));
       // MatMul plus the 5 GELU kernels.
-      EXPECT_NEAR(total(net, &OpCost::inference).kernels, 6.0, kCountTolerance);
+      EXPECT_NEAR(total(net, &OpCost::inference).kernel_count, 6.0, kCountTolerance);
       FusionReport report;
       const Network fused = fuse_decomposed_ops(net, &report);
       ASSERT_EQ(fused.nodes().size(), 2u);
@@ -255,12 +255,12 @@ TEST(OpFusion, GeluErfFormInEveryProductOrder) {
 
       const OpCost cost = op_cost(fused, gelu);
       EXPECT_TRUE(cost.known);
-      EXPECT_NEAR(cost.inference.kernels, 1.0, kCountTolerance);
-      EXPECT_NEAR(cost.inference.flops, 8 * elements, kCountTolerance);
+      EXPECT_NEAR(cost.inference.kernel_count, 1.0, kCountTolerance);
+      EXPECT_NEAR(cost.inference.flop_count, 8 * elements, kCountTolerance);
       // Training: h needs a gradient, so the Gelu backward is one kernel of 12 flops/element.
-      EXPECT_NEAR(cost.backward.kernels, 1.0, kCountTolerance);
-      EXPECT_NEAR(cost.backward.flops, 12 * elements, kCountTolerance);
-      EXPECT_NEAR(total(fused, &OpCost::inference).kernels, 2.0, kCountTolerance);
+      EXPECT_NEAR(cost.backward.kernel_count, 1.0, kCountTolerance);
+      EXPECT_NEAR(cost.backward.flop_count, 12 * elements, kCountTolerance);
+      EXPECT_NEAR(total(fused, &OpCost::inference).kernel_count, 2.0, kCountTolerance);
     }
   }
 }
@@ -319,7 +319,7 @@ TEST(OpFusion, GeluTanhFormWithPowOrProducts) {
     SCOPED_TRACE(pow ? "Pow(x, 3)" : "Mul(x, Mul(x, x))");
     const Network net = import(gelu_tanh_model(pow));
     const double before = pow ? 8.0 : 9.0;
-    EXPECT_NEAR(total(net, &OpCost::inference).kernels, before, kCountTolerance);
+    EXPECT_NEAR(total(net, &OpCost::inference).kernel_count, before, kCountTolerance);
     FusionReport report;
     const Network fused = fuse_decomposed_ops(net, &report);
     ASSERT_EQ(fused.nodes().size(), 1u);
@@ -329,8 +329,8 @@ TEST(OpFusion, GeluTanhFormWithPowOrProducts) {
     EXPECT_EQ(to_string(gelu.attributes.at("approximate")), "'tanh'");
     EXPECT_EQ(input_names(fused, gelu), (std::vector<std::string>{"x"}));
     EXPECT_EQ(report.fused.at("Gelu").nodes, static_cast<std::size_t>(before));
-    EXPECT_NEAR(total(fused, &OpCost::inference).kernels, 1.0, kCountTolerance);
-    EXPECT_NEAR(total(fused, &OpCost::inference).flops, 8 * 2 * 4 * 32, kCountTolerance);
+    EXPECT_NEAR(total(fused, &OpCost::inference).kernel_count, 1.0, kCountTolerance);
+    EXPECT_NEAR(total(fused, &OpCost::inference).flop_count, 8 * 2 * 4 * 32, kCountTolerance);
   }
 }
 
@@ -359,9 +359,9 @@ TEST(OpFusion, SiluBecomesSwishButAGateDoesNot) {
   const OpCost cost = op_cost(fused, swish);
   EXPECT_TRUE(cost.known);
   EXPECT_EQ(cost.op_class, OpClass::kElementwise);
-  EXPECT_NEAR(cost.inference.kernels, 1.0, kCountTolerance);
-  EXPECT_NEAR(cost.inference.flops, 5 * 8 * 64, kCountTolerance);
-  EXPECT_NEAR(total(fused, &OpCost::inference).kernels, 3.0, kCountTolerance);
+  EXPECT_NEAR(cost.inference.kernel_count, 1.0, kCountTolerance);
+  EXPECT_NEAR(cost.inference.flop_count, 5 * 8 * 64, kCountTolerance);
+  EXPECT_NEAR(total(fused, &OpCost::inference).kernel_count, 3.0, kCountTolerance);
 }
 
 // x·relu6(x + 3)/6 in the forms timm and torchvision code and the exporter give.
@@ -411,7 +411,7 @@ TEST(OpFusion, HardSwishAndHardSigmoidForms) {
                         Case{HardForm::kSigmoidOnly, "HardSigmoid", 3, 3}}) {
     SCOPED_TRACE(std::string(c.op) + " form " + std::to_string(static_cast<int>(c.form)));
     const Network net = import(hard_model(c.form));
-    EXPECT_NEAR(total(net, &OpCost::inference).kernels, c.kernels_before, kCountTolerance);
+    EXPECT_NEAR(total(net, &OpCost::inference).kernel_count, c.kernels_before, kCountTolerance);
     FusionReport report;
     const Network fused = fuse_decomposed_ops(net, &report);
     ASSERT_EQ(fused.nodes().size(), 1u);
@@ -421,8 +421,8 @@ TEST(OpFusion, HardSwishAndHardSigmoidForms) {
     EXPECT_EQ(fused.tensor(fused.nodes()[0].outputs[0]).name, "y");
     EXPECT_EQ(report.fused.at(c.op).groups, 1u);
     const PassCost after = total(fused, &OpCost::inference);
-    EXPECT_NEAR(after.kernels, 1.0, kCountTolerance);
-    EXPECT_NEAR(after.flops, c.flops_per_element * elements, kCountTolerance);
+    EXPECT_NEAR(after.kernel_count, 1.0, kCountTolerance);
+    EXPECT_NEAR(after.flop_count, c.flops_per_element * elements, kCountTolerance);
   }
 }
 
@@ -463,15 +463,15 @@ TEST(OpFusion, DecomposedSoftmaxBecomesOneSoftmax) {
   b.node("ReduceSum", {"e", "axes"}, {"z"}, s + "ReduceSum");
   b.node("Div", {"e", "z"}, {"y"}, s + "Div");
   const Network net = import(b);
-  EXPECT_NEAR(total(net, &OpCost::inference).kernels, 5.0, kCountTolerance);
+  EXPECT_NEAR(total(net, &OpCost::inference).kernel_count, 5.0, kCountTolerance);
   FusionReport report;
   const Network fused = fuse_decomposed_ops(net, &report);
   ASSERT_EQ(fused.nodes().size(), 1u);
   EXPECT_EQ(fused.nodes()[0].op_type, "Softmax");
   EXPECT_EQ(fused.nodes()[0].int_attribute("axis", -1), 1);
   EXPECT_EQ(fused.nodes()[0].module_path, "head");
-  EXPECT_NEAR(total(fused, &OpCost::inference).kernels, 1.0, kCountTolerance);
-  EXPECT_NEAR(total(fused, &OpCost::inference).flops, 5 * 2 * 10 * 7, kCountTolerance);
+  EXPECT_NEAR(total(fused, &OpCost::inference).kernel_count, 1.0, kCountTolerance);
+  EXPECT_NEAR(total(fused, &OpCost::inference).flop_count, 5 * 2 * 10 * 7, kCountTolerance);
 }
 
 TEST(OpFusion, TransposedSoftmaxBelowOpset13BecomesOneSoftmax) {
@@ -486,7 +486,7 @@ TEST(OpFusion, TransposedSoftmaxBelowOpset13BecomesOneSoftmax) {
         b.node("Transpose", {"s"}, {"y"}, "/Transpose_1"), "perm",
         swap_back ? std::vector<std::int64_t>{0, 2, 1} : std::vector<std::int64_t>{1, 0, 2});
     const Network net = import(b);
-    EXPECT_NEAR(total(net, &OpCost::inference).kernels, 3.0, kCountTolerance);
+    EXPECT_NEAR(total(net, &OpCost::inference).kernel_count, 3.0, kCountTolerance);
     const Network fused = fuse_decomposed_ops(net);
     if (!swap_back) {
       EXPECT_EQ(fused.nodes().size(), 3u);
@@ -497,7 +497,7 @@ TEST(OpFusion, TransposedSoftmaxBelowOpset13BecomesOneSoftmax) {
     EXPECT_EQ(fused.nodes()[0].name, "/Softmax");
     EXPECT_EQ(fused.nodes()[0].int_attribute("axis", -1), 1);
     EXPECT_EQ(fused.tensor(fused.nodes()[0].outputs[0]).shape, (Shape{2, 10, 7}));
-    EXPECT_NEAR(total(fused, &OpCost::inference).kernels, 1.0, kCountTolerance);
+    EXPECT_NEAR(total(fused, &OpCost::inference).kernel_count, 1.0, kCountTolerance);
   }
 }
 
@@ -516,7 +516,7 @@ TEST(OpFusion, ScaledMaskedSoftmaxStaysThreeKernelsAsInEagerAttention) {
   const Network fused = fuse_decomposed_ops(net, &report);
   EXPECT_EQ(fused.nodes().size(), net.nodes().size());
   EXPECT_EQ(report.total_groups(), 0u);
-  EXPECT_NEAR(total(fused, &OpCost::inference).kernels, 3.0, kCountTolerance);
+  EXPECT_NEAR(total(fused, &OpCost::inference).kernel_count, 3.0, kCountTolerance);
 }
 
 TEST(OpFusion, FusedNodesGetDistinctNames) {

@@ -46,21 +46,23 @@ TEST(RecurrentCost, TwoLayerLstmMatchesTheClosedForm) {
   for (const OpCost& layer : {first, second}) {
     EXPECT_TRUE(layer.known);
     EXPECT_EQ(layer.op_class, OpClass::kMatrix);
-    EXPECT_DOUBLE_EQ(layer.inference.macs, layer_macs);
-    EXPECT_DOUBLE_EQ(layer.inference.flops, 2 * layer_macs + pointwise_flops);
+    EXPECT_DOUBLE_EQ(layer.inference.mac_count, layer_macs);
+    EXPECT_DOUBLE_EQ(layer.inference.flop_count, 2 * layer_macs + pointwise_flops);
     // One input-projection GEMM, then a recurrent GEMM and a pointwise kernel per step.
-    EXPECT_DOUBLE_EQ(layer.inference.kernels, 1 + 2 * 512);
-    EXPECT_GT(layer.training_forward.bytes, layer.inference.bytes);  // saved gate activations
+    EXPECT_DOUBLE_EQ(layer.inference.kernel_count, 1 + 2 * 512);
+    EXPECT_GT(layer.training_forward.byte_count,
+              layer.inference.byte_count);  // saved gate activations
     EXPECT_EQ(layer.parameter_count, 2 * 1024 * 256 + 2048);
   }
-  EXPECT_DOUBLE_EQ(first.inference.macs + second.inference.macs, 2 * 512.0 * 32 * 4 * 256 * 512);
+  EXPECT_DOUBLE_EQ(first.inference.mac_count + second.inference.mac_count,
+                   2 * 512.0 * 32 * 4 * 256 * 512);
   // Layer 1 reads the data input: the recurrence through time, dW and dR but no dX, i.e. three
   // products of 512·32·4·256·256 MACs. Layer 2 also computes dX: twice its forward MACs.
-  EXPECT_DOUBLE_EQ(first.backward.macs, 3 * 512.0 * 32 * 4 * 256 * 256);
-  EXPECT_DOUBLE_EQ(second.backward.macs, 2 * layer_macs);
+  EXPECT_DOUBLE_EQ(first.backward.mac_count, 3 * 512.0 * 32 * 4 * 256 * 256);
+  EXPECT_DOUBLE_EQ(second.backward.mac_count, 2 * layer_macs);
   // 512 steps × (gate-gradient kernel + recurrent GEMM), then dX, dW, dR and dB.
-  EXPECT_DOUBLE_EQ(second.backward.kernels, 2 * 512 + 4);
-  EXPECT_DOUBLE_EQ(first.backward.kernels, 2 * 512 + 3);
+  EXPECT_DOUBLE_EQ(second.backward.kernel_count, 2 * 512 + 4);
+  EXPECT_DOUBLE_EQ(first.backward.kernel_count, 2 * 512 + 3);
 }
 
 Network bidirectional_gru(std::int64_t linear_before_reset) {
@@ -80,12 +82,12 @@ TEST(RecurrentCost, BidirectionalGruAndLinearBeforeReset) {
   const OpCost split = op_cost(onnx_default, onnx_default.nodes()[0]);
   const OpCost fused = op_cost(torch_style, torch_style.nodes()[0]);
   const double macs = 2.0 * 10 * 4 * 3 * 16 * (8 + 16);  // dirs·seq·batch·gates·hidden·(in+h)
-  EXPECT_DOUBLE_EQ(split.inference.macs, macs);
-  EXPECT_DOUBLE_EQ(fused.inference.macs, macs);
-  EXPECT_DOUBLE_EQ(fused.inference.kernels, 2 * (1 + 2 * 10));
+  EXPECT_DOUBLE_EQ(split.inference.mac_count, macs);
+  EXPECT_DOUBLE_EQ(fused.inference.mac_count, macs);
+  EXPECT_DOUBLE_EQ(fused.inference.kernel_count, 2 * (1 + 2 * 10));
   // The reset gate before the recurrent product splits each step in two GEMMs + two kernels.
-  EXPECT_DOUBLE_EQ(split.inference.kernels, 2 * (1 + 4 * 10));
-  EXPECT_DOUBLE_EQ(fused.inference.flops,
+  EXPECT_DOUBLE_EQ(split.inference.kernel_count, 2 * (1 + 4 * 10));
+  EXPECT_DOUBLE_EQ(fused.inference.flop_count,
                    2 * macs + 2.0 * 10 * 4 * 3 * 16 * 3 + 2.0 * 10 * 4 * 16 * 14);
 }
 
@@ -99,10 +101,10 @@ TEST(RecurrentCost, RnnBatchFirstLayoutWithoutBias) {
   const Network net = import_onnx_bytes(b.bytes(), "rnn.onnx", DimBindings{});
   const OpCost cost = op_cost(net, net.nodes()[0]);
   const double macs = 10.0 * 4 * 16 * (8 + 16);
-  EXPECT_DOUBLE_EQ(cost.inference.macs, macs);
+  EXPECT_DOUBLE_EQ(cost.inference.mac_count, macs);
   // One sum per gate element (no bias) and the tanh.
-  EXPECT_DOUBLE_EQ(cost.inference.flops, 2 * macs + 10.0 * 4 * 16 * (1 + 1));
-  EXPECT_DOUBLE_EQ(cost.inference.kernels, 1 + 2 * 10);
+  EXPECT_DOUBLE_EQ(cost.inference.flop_count, 2 * macs + 10.0 * 4 * 16 * (1 + 1));
+  EXPECT_DOUBLE_EQ(cost.inference.kernel_count, 1 + 2 * 10);
 }
 
 TEST(RecurrentCost, DirectionThatDisagreesWithTheWeightsIsInvalidInput) {

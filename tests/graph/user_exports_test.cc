@@ -118,7 +118,7 @@ TEST_P(UserExports, MacsAndParametersMatchPyTorch) {
   double macs = 0;
   std::map<std::string, double> macs_by_op;
   for (const Node& node : net.nodes()) {
-    const double node_macs = op_cost(net, node).inference.macs;
+    const double node_macs = op_cost(net, node).inference.mac_count;
     macs += node_macs;
     if (node_macs > 0) macs_by_op[node.op_type] += node_macs;
   }

@@ -18,7 +18,7 @@ const std::filesystem::path kDataDir = NNERGY_TEST_DATA_DIR;
 double macs_per_sample(const std::string& name) {
   const Network net = import_onnx(resolve_model(name, kDataDir), DimBindings{});
   double macs = 0;
-  for (const Node& node : net.nodes()) macs += op_cost(net, node).inference.macs;
+  for (const Node& node : net.nodes()) macs += op_cost(net, node).inference.mac_count;
   return macs;
 }
 

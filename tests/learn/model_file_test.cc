@@ -105,7 +105,7 @@ TEST_F(ModelFileTest, PowerModelWhenTheDatasetHasPower) {
   testing::SyntheticDataset spec;
   spec.networks = testing::two_chains();
   spec.power_w = [](const graph::OpDescriptor& op, const std::string&) {
-    return std::optional<double>(20.0 + 1e-6 * op.inference.flops);  // synthetic power
+    return std::optional<double>(20.0 + 1e-6 * op.inference.flop_count);  // synthetic power
   };
   testing::write_dataset(file("p.sqlite"), spec);
   const TrainingTable table = build_training_table(file("p.sqlite"), testing::test_catalog(), {});

@@ -97,7 +97,7 @@ TEST(NetworkPrediction, TotalsAreSumsOfLayers) {
   EXPECT_NEAR(r.totals.power_w, energy / time, 1e-9);  // seed 004 Eq. 4
   EXPECT_NEAR(r.totals.edp_j_s, energy * time, 1e-18);
   EXPECT_NEAR(r.totals.energy_per_sample_j, energy / 64, 1e-15);
-  EXPECT_DOUBLE_EQ(r.totals.macs, 2.0 * 64 * 256 * 256);
+  EXPECT_DOUBLE_EQ(r.totals.mac_count, 2.0 * 64 * 256 * 256);
   EXPECT_EQ(r.layers[1].time_s, r.layers[3].time_s);  // same unique operation
   EXPECT_EQ(r.layers[1].module_path, "act1");
   EXPECT_FALSE(r.optimizer_step_included);
@@ -111,11 +111,11 @@ TEST(NetworkPrediction, TrainingAddsBackwardAndOptimizerStep) {
   const auto training = predict_network(costed, p, settings_at_boost(graph::Mode::kTraining));
   ASSERT_EQ(training.layers.size(), 5u);
   EXPECT_EQ(training.layers.back().name, "optimizer.step");
-  EXPECT_EQ(training.layers.back().parameters, 2 * 256 * 256);
+  EXPECT_EQ(training.layers.back().parameter_count, 2 * 256 * 256);
   EXPECT_TRUE(training.optimizer_step_included);
   // fc1 gets only a weight gradient, fc2 data + weight gradients: 1 + 1 + 2 + 1 = 5 × forward
   // MACs... in MAC terms: forward 2·M, backward (1 + 2)·M.
-  EXPECT_DOUBLE_EQ(training.totals.macs, 5.0 / 2.0 * inference.totals.macs);
+  EXPECT_DOUBLE_EQ(training.totals.mac_count, 5.0 / 2.0 * inference.totals.mac_count);
   EXPECT_GT(training.totals.time_s, 2 * inference.totals.time_s);
 }
 
@@ -133,7 +133,7 @@ TEST(NetworkPrediction, HostLaunchCostMakesTheIterationTheCriticalPath) {
   const auto& last = gpu_bound.layers.back();
   EXPECT_NEAR(host_bound.totals.time_s, 4e-3 + last.time_s, 1e-12);
   EXPECT_NEAR(host_bound.totals.gpu_time_s, gpu_bound.totals.time_s, 1e-15);
-  EXPECT_DOUBLE_EQ(host_bound.totals.kernel_launches, 4);
+  EXPECT_DOUBLE_EQ(host_bound.totals.kernel_count, 4);
   EXPECT_DOUBLE_EQ(host_bound.totals.host_launch_s, 4e-3);
   // The wait is a pseudo-layer at idle power, so layer energies still sum to the total.
   ASSERT_EQ(host_bound.layers.back().op_type, kHostWaitOp);

@@ -94,7 +94,8 @@ TEST_F(LearnedPredictorTest, LearnedPowerGivesEnergyAndItsUncertainty) {
   testing::SyntheticDataset spec;
   spec.networks = testing::two_chains();
   spec.power_w = [](const graph::OpDescriptor& op, const std::string& mode) {
-    return std::optional<double>((mode == "training" ? 30.0 : 20.0) + 1e-7 * op.inference.flops);
+    return std::optional<double>((mode == "training" ? 30.0 : 20.0) +
+                                 1e-7 * op.inference.flop_count);
   };
   const auto model = train(spec);
   const LearnedPredictor predictor(model, table_.device, "m.nnp");

@@ -68,9 +68,9 @@ graph::OpDescriptor synthetic_op(std::size_t i, std::mt19937_64& random) {
       op.attributes = {{"kernel_shape", std::vector<double>{k, k}},
                        {"group", std::int64_t{1}},
                        {"pads", std::vector<double>{k / 2, k / 2, 0, 0}}};
-      cost.macs = cin * cout * hw * hw * k * k;
-      cost.flops = 2 * cost.macs;
-      cost.bytes = 4 * (cin * hw * hw + cout * cin * k * k + cout * hw * hw);
+      cost.mac_count = cin * cout * hw * hw * k * k;
+      cost.flop_count = 2 * cost.mac_count;
+      cost.byte_count = 4 * (cin * hw * hw + cout * cin * k * k + cout * hw * hw);
       op.parameter_count = static_cast<std::int64_t>(cout * cin * k * k);
       break;
     }
@@ -82,9 +82,9 @@ graph::OpDescriptor synthetic_op(std::size_t i, std::mt19937_64& random) {
       op.op_class = graph::OpClass::kMatrix;
       input({static_cast<int>(m), static_cast<int>(k)});
       op.attributes = {{"transB", std::int64_t{1}}};
-      cost.macs = m * k * n;
-      cost.flops = 2 * cost.macs;
-      cost.bytes = 4 * (m * k + k * n + m * n);
+      cost.mac_count = m * k * n;
+      cost.flop_count = 2 * cost.mac_count;
+      cost.byte_count = 4 * (m * k + k * n + m * n);
       op.parameter_count = static_cast<std::int64_t>(k * n);
       break;
     }
@@ -94,12 +94,12 @@ graph::OpDescriptor synthetic_op(std::size_t i, std::mt19937_64& random) {
       op.op_type = "Relu";
       op.op_class = graph::OpClass::kElementwise;
       input({1, static_cast<int>(c), static_cast<int>(hw), static_cast<int>(hw)});
-      cost.flops = c * hw * hw;
-      cost.bytes = 8 * c * hw * hw;
+      cost.flop_count = c * hw * hw;
+      cost.byte_count = 8 * c * hw * hw;
       break;
     }
   }
-  cost.kernels = 1;
+  cost.kernel_count = 1;
   op.inference = cost;
   op.training_forward = cost;
   op.backward = cost * 2;

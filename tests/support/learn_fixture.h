@@ -78,8 +78,8 @@ inline graph::Network conv_chain(const std::string& name,
 
 /// Synthetic (not measured) time of an op: 1 µs plus 1 ns per flop of the mode's passes.
 inline double synthetic_time_s(const graph::OpDescriptor& op, const std::string& mode) {
-  const double flops =
-      mode == "training" ? op.training_forward.flops + op.backward.flops : op.inference.flops;
+  const double flops = mode == "training" ? op.training_forward.flop_count + op.backward.flop_count
+                                          : op.inference.flop_count;
   return 1e-6 + 1e-9 * flops;
 }
 

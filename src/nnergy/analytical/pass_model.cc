@@ -82,7 +82,7 @@ double compute_rate(const device::DeviceSpec& device, const graph::PassCost& cos
   if (matrix && traits.kind == graph::MatrixKind::kGroupedConv) rate *= eff.grouped_conv_efficiency;
   if (matrix && traits.backward) rate *= eff.backward_matrix_efficiency;
   if (matrix && eff.work_half_flop_per_sm > 0 && device.sm_count > 0) {
-    const double x = cost.flops / (device.sm_count * eff.work_half_flop_per_sm);
+    const double x = cost.flop_count / (device.sm_count * eff.work_half_flop_per_sm);
     rate *= x / (1 + x);
   }
   if (matrix && eff.reduction_half > 0 && traits.reduction_length > 0) {
@@ -101,15 +101,18 @@ OpEstimate predict_pass(const device::DeviceSpec& device, const graph::PassCost&
   const double memory_rate = device.efficiency.memory * device.memory_bandwidth_byte_per_s *
                              std::min(1.0, clock_ratio / kMemorySaturationClockRatio);
   const double compute_s =
-      cost.flops > 0 ? cost.flops / compute_rate(device, cost, op_class, point, traits) : 0.0;
+      cost.flop_count > 0 ? cost.flop_count / compute_rate(device, cost, op_class, point, traits)
+                          : 0.0;
   // Flop slots the units spend: a kernel at η of peak keeps them issuing (and stalling) for its
   // whole compute time, so it draws the flop power of W/η flops, not of W.
-  const double active_flops = cost.flops > 0 ? compute_s * *device.peak(units) * clock_ratio : 0.0;
+  const double active_flops =
+      cost.flop_count > 0 ? compute_s * *device.peak(units) * clock_ratio : 0.0;
   const double memory_s =
-      cost.bytes / (traits.statistics ? memory_rate * device.efficiency.statistics_memory_efficiency
-                                      : memory_rate);
+      cost.byte_count / (traits.statistics
+                             ? memory_rate * device.efficiency.statistics_memory_efficiency
+                             : memory_rate);
   double time_s =
-      std::max(compute_s, memory_s) + cost.kernels * device.efficiency.kernel_overhead_s;
+      std::max(compute_s, memory_s) + cost.kernel_count * device.efficiency.kernel_overhead_s;
 
   const device::ArchlineParameters archline = device.archline_for(units);
   const double v = device.relative_voltage(point.clock_mhz);
@@ -119,7 +122,7 @@ OpEstimate predict_pass(const device::DeviceSpec& device, const graph::PassCost&
   const double operand_w = device.power_activity.operand_share * archline.eps_mem_j_per_byte *
                            device.memory_bandwidth_byte_per_s * v * v * clock_ratio;
   double energy_j = active_flops * archline.eps_flop_j * v * v +
-                    cost.bytes * archline.eps_mem_j_per_byte + compute_s * operand_w +
+                    cost.byte_count * archline.eps_mem_j_per_byte + compute_s * operand_w +
                     time_s * baseline_w;
 
   estimate.compute_bound = compute_s >= memory_s;

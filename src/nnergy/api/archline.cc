@@ -99,7 +99,7 @@ std::string exclude_impossible_rates(
   for (archline::ArchlinePoint& pt : points) {
     if (pt.precision != p || !pt.admitted || !(pt.time_s > 0)) continue;
     const double ratio = std::max(pt.flop_count / pt.time_s / m.peak_flop_per_s,
-                                  pt.bytes / pt.time_s / m.bandwidth_byte_per_s);
+                                  pt.byte_count / pt.time_s / m.bandwidth_byte_per_s);
     if (ratio > kImpossibleRateFactor) {
       pt.admitted = false;
       ++excluded;

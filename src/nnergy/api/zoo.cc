@@ -40,10 +40,10 @@ report::ZooEntry describe(const graph::ZooModel& model, const graph::Whitelist& 
   for (const graph::UniqueOperation& op : unique) {
     entry.operations += op.count();
     for (const std::size_t n : op.nodes) {
-      entry.macs_per_sample += graph::op_cost(net, net.nodes()[n]).inference.macs;
+      entry.mac_count_per_sample += graph::op_cost(net, net.nodes()[n]).inference.mac_count;
     }
   }
-  entry.parameters = static_cast<double>(net.parameter_count());
+  entry.parameter_count = static_cast<double>(net.parameter_count());
   return entry;
 }
 

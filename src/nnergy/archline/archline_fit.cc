@@ -25,7 +25,7 @@ EquationFit fit_energy(const std::vector<const ArchlinePoint*>& points, bool int
   for (Eigen::Index i = 0; i < n; ++i) {
     const ArchlinePoint& pt = *points[static_cast<std::size_t>(i)];
     x(i, 0) = pt.flop_count;
-    x(i, 1) = pt.bytes;
+    x(i, 1) = pt.byte_count;
     x(i, 2) = pt.time_s;
     if (intercept) x(i, 3) = 1;
     y(i) = pt.energy_j;
@@ -51,16 +51,16 @@ EquationFit fit_normalized(const std::vector<const ArchlinePoint*>& points, bool
                            const std::string& what, double confidence) {
   std::vector<const ArchlinePoint*> usable;
   for (const ArchlinePoint* pt : points) {
-    if ((per_flop ? pt->flop_count : pt->bytes) > 0) usable.push_back(pt);
+    if ((per_flop ? pt->flop_count : pt->byte_count) > 0) usable.push_back(pt);
   }
   const auto n = static_cast<Eigen::Index>(usable.size());
   Eigen::MatrixXd x(n, 3);
   Eigen::VectorXd y(n);
   for (Eigen::Index i = 0; i < n; ++i) {
     const ArchlinePoint& pt = *usable[static_cast<std::size_t>(i)];
-    const double norm = per_flop ? pt.flop_count : pt.bytes;
+    const double norm = per_flop ? pt.flop_count : pt.byte_count;
     x(i, 0) = pt.flop_count / norm;  // 1 for Eq. 6
-    x(i, 1) = pt.bytes / norm;       // 1 for Eq. 7
+    x(i, 1) = pt.byte_count / norm;  // 1 for Eq. 7
     x(i, 2) = pt.time_s / norm;
     y(i) = pt.energy_j / norm;
   }
@@ -88,7 +88,7 @@ ReferenceFit fit_reference(const std::vector<const ArchlinePoint*>& points, bool
   Eigen::VectorXd y(n);
   for (Eigen::Index i = 0; i < n; ++i) {
     const ArchlinePoint& pt = *points[static_cast<std::size_t>(i)];
-    const double norm = flop ? pt.flop_count : pt.bytes;
+    const double norm = flop ? pt.flop_count : pt.byte_count;
     x(i, 0) = 1;
     x(i, 1) = pt.time_s / norm;
     y(i) = pt.energy_j / norm;
@@ -165,7 +165,7 @@ ArchlineFitResult fit_archline(const std::vector<ArchlinePoint>& points,
   for (const ArchlinePoint* pt : admitted) {
     r.measured_peak_flop_per_s = std::max(r.measured_peak_flop_per_s, pt->flop_count / pt->time_s);
     r.measured_bandwidth_byte_per_s =
-        std::max(r.measured_bandwidth_byte_per_s, pt->bytes / pt->time_s);
+        std::max(r.measured_bandwidth_byte_per_s, pt->byte_count / pt->time_s);
   }
   // The secondary fits are reports, not requirements: a data set without, e.g., enough W > 0
   // points still yields the Eq. 5 parameters. Their failures become warnings.

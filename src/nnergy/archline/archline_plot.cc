@@ -36,7 +36,7 @@ std::string render_archline_svg(const std::vector<ArchlinePlotRow>& rows,
     const ArchlineModel& m = row.model;
     std::vector<const ArchlinePoint*> drawn;
     for (const ArchlinePoint& p : row.points) {
-      if (p.precision == row.precision && p.flop_count > 0 && p.bytes > 0) drawn.push_back(&p);
+      if (p.precision == row.precision && p.flop_count > 0 && p.byte_count > 0) drawn.push_back(&p);
     }
     double i_min = m.time_balance_flop_per_byte() / 64;
     double i_max = m.time_balance_flop_per_byte() * 64;

@@ -18,11 +18,11 @@ namespace {
 
 constexpr const char* kColumns[] = {
     "benchmark",    "precision",    "occupancy",        "intensity_flop_per_byte",
-    "flop_count",   "bytes",        "time_s",           "energy_j",
+    "flop_count",   "byte_count",   "time_s",           "energy_j",
     "power_mean_w", "sm_clock_mhz", "memory_clock_mhz", "throttle_reasons",
     "admitted"};
-constexpr const char* kRequired[] = {"benchmark", "precision", "flop_count",
-                                     "bytes",     "time_s",    "energy_j"};
+constexpr const char* kRequired[] = {"benchmark",  "precision", "flop_count",
+                                     "byte_count", "time_s",    "energy_j"};
 
 std::string optional_number(const std::optional<double>& value) {
   return value ? fmt::format("{:.10g}", *value) : std::string();
@@ -54,7 +54,7 @@ BenchmarkKind parse_benchmark_kind(std::string_view name, const std::string& whe
 }
 
 double ArchlinePoint::intensity_flop_per_byte() const {
-  return bytes > 0 ? flop_count / bytes : std::numeric_limits<double>::infinity();
+  return byte_count > 0 ? flop_count / byte_count : std::numeric_limits<double>::infinity();
 }
 
 std::optional<std::string> ArchlineDataSet::context_value(const std::string& key) const {
@@ -85,7 +85,7 @@ std::string to_csv(const std::vector<ArchlinePoint>& points, const RunContext& c
     out += fmt::format("{},{},{:.6g},{},{:.10g},{:.10g},{:.10g},{:.10g},{:.6g},{},{},{},{}\n",
                        to_string(p.benchmark), device::to_string(p.precision), p.occupancy,
                        std::isfinite(intensity) ? fmt::format("{:.6g}", intensity) : "inf",
-                       p.flop_count, p.bytes, p.time_s, p.energy_j, p.power_mean_w,
+                       p.flop_count, p.byte_count, p.time_s, p.energy_j, p.power_mean_w,
                        optional_number(p.sm_clock_mhz), optional_number(p.memory_clock_mhz),
                        p.throttle_reasons, p.admitted ? 1 : 0);
   }
@@ -117,15 +117,20 @@ ArchlineDataSet parse_archline_csv(const std::string& text, const std::string& s
     const std::string where = fmt::format("{}:{}", source, line_number);
     if (!have_header) {
       for (std::size_t i = 0; i < cells.size(); ++i) column_of[cells[i]] = i;
+      // Files written before the column was named byte_count call it bytes.
+      if (column_of.count("bytes") != 0 && column_of.count("byte_count") == 0) {
+        column_of["byte_count"] = column_of.at("bytes");
+      }
       std::vector<std::string> missing;
       for (const char* required : kRequired) {
         if (column_of.count(required) == 0) missing.emplace_back(required);
       }
       if (!missing.empty()) {
-        throw InvalidInput(where + ": missing column(s) " + join_with_commas(missing) +
-                           "; expected a header with at least " +
-                           "benchmark, precision, flop_count, bytes, time_s, energy_j; found '" +
-                           trimmed + "'");
+        throw InvalidInput(
+            where + ": missing column(s) " + join_with_commas(missing) +
+            "; expected a header with at least " +
+            "benchmark, precision, flop_count, byte_count, time_s, energy_j; found '" + trimmed +
+            "'");
       }
       column_count = cells.size();
       have_header = true;
@@ -167,13 +172,13 @@ ArchlineDataSet parse_archline_csv(const std::string& text, const std::string& s
     p.benchmark = parse_benchmark_kind(*cell("benchmark"), where + ": column benchmark");
     p.precision = device::parse_precision(*cell("precision"), where + ": column precision");
     p.flop_count = required_number("flop_count");
-    p.bytes = required_number("bytes");
+    p.byte_count = required_number("byte_count");
     p.time_s = required_number("time_s");
     p.energy_j = required_number("energy_j");
-    if (p.flop_count < 0 || p.bytes < 0) {
+    if (p.flop_count < 0 || p.byte_count < 0) {
       throw InvalidInput(fmt::format(
           "{}: expected flop_count (W) >= 0 and bytes (Q) >= 0, found W = {:g} flop, Q = {:g} B",
-          where, p.flop_count, p.bytes));
+          where, p.flop_count, p.byte_count));
     }
     if (p.time_s <= 0 || p.energy_j <= 0) {
       throw InvalidInput(fmt::format(
@@ -184,11 +189,11 @@ ArchlineDataSet parse_archline_csv(const std::string& text, const std::string& s
         p.benchmark == BenchmarkKind::kFlop || p.benchmark == BenchmarkKind::kRoofline;
     const bool needs_q =
         p.benchmark == BenchmarkKind::kCopy || p.benchmark == BenchmarkKind::kRoofline;
-    if ((needs_w && p.flop_count <= 0) || (needs_q && p.bytes <= 0)) {
+    if ((needs_w && p.flop_count <= 0) || (needs_q && p.byte_count <= 0)) {
       throw InvalidInput(fmt::format(
           "{}: a {} point needs {}; found W = {:g} flop, Q = {:g} B", where, to_string(p.benchmark),
           needs_w && needs_q ? "W > 0 and Q > 0" : (needs_w ? "W > 0" : "Q > 0"), p.flop_count,
-          p.bytes));
+          p.byte_count));
     }
     if (std::optional<double> occupancy = number("occupancy")) {
       if (*occupancy <= 0 || *occupancy > 1) {

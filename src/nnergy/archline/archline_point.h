@@ -32,7 +32,7 @@ struct ArchlinePoint {
   device::Precision precision = device::Precision::kFp32;
   double occupancy = 1;                    ///< launched threads / resident-thread capacity, (0, 1]
   double flop_count = 0;                   ///< W, flop, over the whole batch
-  double bytes = 0;                        ///< Q, DRAM bytes, over the whole batch
+  double byte_count = 0;                   ///< Q, DRAM bytes, over the whole batch
   double time_s = 0;                       ///< T, s, between the CUDA events around the batch
   double energy_j = 0;                     ///< E, J, over the batch
   double power_mean_w = 0;                 ///< E/T, W
@@ -63,10 +63,11 @@ struct ArchlineDataSet {
 std::string archline_csv_header();
 /// The points as CSV rows under `archline_csv_header()`, after the context block as "# k: v" lines.
 std::string to_csv(const std::vector<ArchlinePoint>& points, const RunContext& context);
-/// Parses an archline CSV. Required columns: benchmark, precision, flop_count, bytes, time_s,
-/// energy_j; the others are optional. Throws InvalidInput naming `source`, the line and the
-/// column for a missing column, a malformed number, a negative W or Q, a non-positive T or E,
-/// or W/Q that the benchmark kind cannot have (a roofline point needs W > 0 and Q > 0).
+/// Parses an archline CSV. Required columns: benchmark, precision, flop_count, byte_count (`bytes`
+/// in files written before the name), time_s, energy_j; the others are optional. Throws
+/// InvalidInput naming `source`, the line and the column for a missing column, a malformed number,
+/// a negative W or Q, a non-positive T or E, or W/Q that the benchmark kind cannot have (a roofline
+/// point needs W > 0 and Q > 0).
 ArchlineDataSet parse_archline_csv(const std::string& text, const std::string& source);
 /// Reads and parses `path`; InvalidInput when it cannot be opened.
 ArchlineDataSet read_archline_csv(const std::filesystem::path& path);

@@ -42,8 +42,8 @@ std::vector<ArchlinePoint> generate_synthetic_points(const SyntheticOptions& o) 
         std::max(flop_per_thread / flop_rate, bytes_per_thread / byte_rate);
     const double threads = time_per_thread_s > 0 ? p.time_s / time_per_thread_s : 0;
     p.flop_count = threads * flop_per_thread;
-    p.bytes = threads * bytes_per_thread;
-    const double truth_j = m.energy_j(p.flop_count, p.bytes, p.time_s);
+    p.byte_count = threads * bytes_per_thread;
+    const double truth_j = m.energy_j(p.flop_count, p.byte_count, p.time_s);
     p.energy_j = truth_j * std::max(0.05, 1 + o.noise * gaussian(rng));
     if (o.off_clock_fraction > 0 && unit(rng) < o.off_clock_fraction) {
       p.admitted = false;

@@ -8,7 +8,7 @@
 namespace nnergy {
 
 /// Version of the layout of nnergy's JSON and CSV outputs; bumped on incompatible changes.
-inline constexpr int kOutputSchemaVersion = 1;
+inline constexpr int kOutputSchemaVersion = 2;
 
 /// The context block every output carries: what made it, when, from what.
 struct RunContext {

@@ -81,18 +81,18 @@ MeasuredValues read_values(const SqliteStatement& row, int first, const std::str
 }
 
 void bind_pass(SqliteStatement& statement, int first, const graph::PassCost& pass) {
-  statement.bind(first, pass.macs)
-      .bind(first + 1, pass.flops)
-      .bind(first + 2, pass.bytes)
-      .bind(first + 3, pass.kernels);
+  statement.bind(first, pass.mac_count)
+      .bind(first + 1, pass.flop_count)
+      .bind(first + 2, pass.byte_count)
+      .bind(first + 3, pass.kernel_count);
 }
 
 graph::PassCost read_pass(const SqliteStatement& row, int first) {
   graph::PassCost pass;
-  pass.macs = row.column_double(first);
-  pass.flops = row.column_double(first + 1);
-  pass.bytes = row.column_double(first + 2);
-  pass.kernels = row.column_double(first + 3);
+  pass.mac_count = row.column_double(first);
+  pass.flop_count = row.column_double(first + 1);
+  pass.byte_count = row.column_double(first + 2);
+  pass.kernel_count = row.column_double(first + 3);
   return pass;
 }
 

@@ -293,25 +293,26 @@ std::vector<double> FeatureEncoder::encode(const graph::OpDescriptor& op,
   // Seed 004 Eq. 1 special terms (flops, memory accesses) and the roofline bound
   // max(W / π(f), Q / β) with datasheet peaks, π(f) = π_boost · f / f_boost.
   const double peak = roofline_peak_flop_per_s(device, op_class, precision);
-  const double compute_s = total.flops / (peak * clock_mhz / device.clock.boost_mhz);
-  const double memory_s =
-      device.memory_bandwidth_byte_per_s > 0 ? total.bytes / device.memory_bandwidth_byte_per_s : 0;
+  const double compute_s = total.flop_count / (peak * clock_mhz / device.clock.boost_mhz);
+  const double memory_s = device.memory_bandwidth_byte_per_s > 0
+                              ? total.byte_count / device.memory_bandwidth_byte_per_s
+                              : 0;
   const double roofline_time_s = std::max(compute_s, memory_s);
   const double descriptor_peak = device.peak(precision).value_or(peak);
 
   std::vector<double> row;
   row.reserve(names_.size());
-  row.push_back(total.flops);
-  row.push_back(total.bytes);
+  row.push_back(total.flop_count);
+  row.push_back(total.byte_count);
   row.push_back(static_cast<double>(op.parameter_count));
-  row.push_back(total.kernels);
-  row.push_back(total.bytes > 0 ? total.flops / total.bytes : 0);
+  row.push_back(total.kernel_count);
+  row.push_back(total.byte_count > 0 ? total.flop_count / total.byte_count : 0);
   row.push_back(roofline_time_s);
   row.push_back(analytical_time_s);
   row.push_back(analytical_time_s > 0 ? analytical_energy_j / analytical_time_s : 0);
   // Seed 004 §3.1: log terms, log(1 + x) so that zero work stays finite.
-  row.push_back(std::log1p(total.flops));
-  row.push_back(std::log1p(total.bytes));
+  row.push_back(std::log1p(total.flop_count));
+  row.push_back(std::log1p(total.byte_count));
   row.push_back(std::log1p(roofline_time_s));
   row.push_back(clock_mhz);
   row.push_back(training ? 1 : 0);

@@ -398,7 +398,8 @@ OpCost op_cost(const Network& network, const Node& node) {
     if (t->role == TensorRole::kParameter) cost.parameter_count += t->elements();
   }
   if (cost.op_class == OpClass::kMatrix && !input.out.empty() && input.out[0]->elements() > 0) {
-    cost.reduction_length = cost.inference.macs / static_cast<double>(input.out[0]->elements());
+    cost.reduction_length =
+        cost.inference.mac_count / static_cast<double>(input.out[0]->elements());
   }
   return cost;
 }

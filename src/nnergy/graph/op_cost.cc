@@ -52,20 +52,20 @@ OpClass parse_op_class(std::string_view name, std::string_view where) {
 }
 
 PassCost& PassCost::operator+=(const PassCost& other) {
-  macs += other.macs;
-  flops += other.flops;
-  bytes += other.bytes;
-  kernels += other.kernels;
+  mac_count += other.mac_count;
+  flop_count += other.flop_count;
+  byte_count += other.byte_count;
+  kernel_count += other.kernel_count;
   return *this;
 }
 
 PassCost operator+(PassCost a, const PassCost& b) { return a += b; }
 
 PassCost operator*(PassCost a, double factor) {
-  a.macs *= factor;
-  a.flops *= factor;
-  a.bytes *= factor;
-  a.kernels *= factor;
+  a.mac_count *= factor;
+  a.flop_count *= factor;
+  a.byte_count *= factor;
+  a.kernel_count *= factor;
   return a;
 }
 

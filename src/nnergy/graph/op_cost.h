@@ -36,14 +36,14 @@ std::string_view to_string(MatrixKind kind);
 
 /// Work of one pass of an operator.
 struct PassCost {
-  double macs = 0;     ///< multiply-accumulates (matrix operators only)
-  double flops = 0;    ///< floating-point operations; 1 MAC = 2 flops
-  double bytes = 0;    ///< bytes read + written, each tensor touched once: a lower bound
-  double kernels = 0;  ///< kernel launches
+  double mac_count = 0;     ///< multiply-accumulates (matrix operators only)
+  double flop_count = 0;    ///< floating-point operations; 1 MAC = 2 flops
+  double byte_count = 0;    ///< bytes read + written, each tensor touched once: a lower bound
+  double kernel_count = 0;  ///< kernel launches
 
   PassCost& operator+=(const PassCost& other);
   /// True when the pass does nothing at all.
-  bool empty() const { return flops == 0 && bytes == 0 && kernels == 0; }
+  bool empty() const { return flop_count == 0 && byte_count == 0 && kernel_count == 0; }
   bool operator==(const PassCost&) const = default;
 };
 

@@ -126,7 +126,7 @@ OpCost recurrent_cost(const CostInput& c, double gates) {
            s.directions + steps * kernels_per_step);
   // Training saves the gate activations (cuDNN's reserve space) for the backward pass.
   cost.training_forward = cost.inference;
-  cost.training_forward.bytes += gate_elements * element_bytes;
+  cost.training_forward.byte_count += gate_elements * element_bytes;
 
   if (!c.any_grad()) return cost;
   PassCost backward = pass(

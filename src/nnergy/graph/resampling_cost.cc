@@ -62,7 +62,7 @@ OpCost grid_sample_cost(const CostInput& c) {
   if (c.any_grad()) {
     // One kernel computes dX (zero-filled first) and dgrid: twice the forward's weighted sums.
     backward = interpolation_backward(c, taps, c.in_bytes(1) + c.grad_in_bytes());
-    backward.flops += coordinate_flops;
+    backward.flop_count += coordinate_flops;
   }
   return same_forward(OpClass::kDataMovement, forward, backward);
 }

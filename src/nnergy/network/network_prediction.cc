@@ -27,11 +27,11 @@ double critical_path_s(const std::vector<KernelRun>& runs, double launch_s) {
   double host = 0;
   double gpu = 0;
   for (const KernelRun& r : runs) {
-    if (r.kernels <= 0 || launch_s <= 0) {
+    if (r.kernel_count <= 0 || launch_s <= 0) {
       gpu += r.time_s;
       continue;
     }
-    const auto whole = static_cast<long>(std::ceil(r.kernels));
+    const auto whole = static_cast<long>(std::ceil(r.kernel_count));
     for (long k = 0; k < whole; ++k) {
       host += launch_s;
       gpu = std::max(gpu, host) + r.time_s / static_cast<double>(whole);
@@ -59,13 +59,14 @@ namespace {
 std::vector<KernelRun> issue_order(const std::vector<LayerPrediction>& layers) {
   std::vector<KernelRun> runs;
   for (const LayerPrediction& l : layers) {
-    if (l.node_index) runs.push_back({l.kernels_forward, l.forward_time_s});
+    if (l.node_index) runs.push_back({l.forward_kernel_count, l.forward_time_s});
   }
   for (auto it = layers.rbegin(); it != layers.rend(); ++it) {
-    if (it->node_index) runs.push_back({it->kernels_backward, it->time_s - it->forward_time_s});
+    if (it->node_index)
+      runs.push_back({it->backward_kernel_count, it->time_s - it->forward_time_s});
   }
   for (const LayerPrediction& l : layers) {
-    if (!l.node_index) runs.push_back({l.kernels_backward, l.time_s});
+    if (!l.node_index) runs.push_back({l.backward_kernel_count, l.time_s});
   }
   return runs;
 }
@@ -137,14 +138,15 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
     if (!node.outputs.empty()) layer.output_shape = network.tensor(node.outputs.front()).shape;
     layer.unique_op = unique;
     const graph::PassCost work = training ? cost.training_forward + cost.backward : cost.inference;
-    layer.macs = work.macs;
-    layer.flops = work.flops;
-    layer.bytes = work.bytes;
-    layer.parameters = cost.parameter_count;
+    layer.mac_count = work.mac_count;
+    layer.flop_count = work.flop_count;
+    layer.byte_count = work.byte_count;
+    layer.parameter_count = cost.parameter_count;
     layer.time_s = estimate.time_s;
     layer.forward_time_s = estimate.forward_time_s;
-    layer.kernels_forward = training ? cost.training_forward.kernels : cost.inference.kernels;
-    layer.kernels_backward = training ? cost.backward.kernels : 0;
+    layer.forward_kernel_count =
+        training ? cost.training_forward.kernel_count : cost.inference.kernel_count;
+    layer.backward_kernel_count = training ? cost.backward.kernel_count : 0;
     layer.energy_j = estimate.energy_j;
     layer.power_w = estimate.power_w;
     layer.whitelisted = settings.whitelist.contains(node.op_type);
@@ -171,12 +173,12 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
     layer.op_class = graph::OpClass::kElementwise;
     layer.output_shape = {network.parameter_count()};
     layer.unique_op = costed.unique_count();
-    layer.flops = step.flops;
-    layer.bytes = step.bytes;
-    layer.parameters = network.parameter_count();
+    layer.flop_count = step.flop_count;
+    layer.byte_count = step.byte_count;
+    layer.parameter_count = network.parameter_count();
     layer.time_s = estimate.time_s;
     layer.forward_time_s = 0;
-    layer.kernels_backward = step.kernels;  // runs after the backward pass
+    layer.backward_kernel_count = step.kernel_count;  // runs after the backward pass
     layer.energy_j = estimate.energy_j;
     layer.power_w = estimate.power_w;
     layer.compute_bound = estimate.compute_bound;
@@ -191,14 +193,14 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
   for (const LayerPrediction& layer : result.layers) {
     totals.time_s += layer.time_s;
     if (layer.op_type != kHostWaitOp) totals.gpu_time_s += layer.time_s;
-    totals.kernel_launches += layer.kernels_forward + layer.kernels_backward;
+    totals.kernel_count += layer.forward_kernel_count + layer.backward_kernel_count;
     totals.energy_j += layer.energy_j;
-    totals.macs += layer.macs;
-    totals.flops += layer.flops;
-    totals.bytes += layer.bytes;
+    totals.mac_count += layer.mac_count;
+    totals.flop_count += layer.flop_count;
+    totals.byte_count += layer.byte_count;
   }
-  totals.host_launch_s = totals.kernel_launches * settings.host_launch_s;
-  totals.parameters = network.parameter_count();
+  totals.host_launch_s = totals.kernel_count * settings.host_launch_s;
+  totals.parameter_count = network.parameter_count();
   totals.power_w = totals.time_s > 0 ? totals.energy_j / totals.time_s : 0;
   totals.edp_j_s = totals.energy_j * totals.time_s;
   // Uncertainty propagation; the assumptions are stated at NetworkTotals.

@@ -36,14 +36,14 @@ struct LayerPrediction {
   graph::OpClass op_class = graph::OpClass::kUnknown;
   graph::Shape output_shape;
   std::size_t unique_op = 0;  ///< index of its unique operation (seed 000 §4.1)
-  double macs = 0;            ///< multiply-accumulates of the passes predicted
-  double flops = 0;           ///< flops of the passes predicted
-  double bytes = 0;           ///< bytes moved (lower bound) of the passes predicted
-  std::int64_t parameters = 0;
+  double mac_count = 0;       ///< multiply-accumulates of the passes predicted
+  double flop_count = 0;      ///< flops of the passes predicted
+  double byte_count = 0;      ///< bytes moved (lower bound) of the passes predicted
+  std::int64_t parameter_count = 0;
   double time_s = 0;
   double forward_time_s = 0;
-  double kernels_forward = 0;   ///< kernel launches of the forward pass
-  double kernels_backward = 0;  ///< kernel launches of the backward pass (training)
+  double forward_kernel_count = 0;   ///< kernel launches of the forward pass
+  double backward_kernel_count = 0;  ///< kernel launches of the backward pass (training)
   double energy_j = 0;
   double power_w = 0;
   bool whitelisted = true;  ///< false: outside the compute whitelist (still predicted)
@@ -70,18 +70,18 @@ struct LayerPrediction {
 /// (2r·EDP)² to σ_EDP²; its network-level power error (network_relative_power_std, q) adds
 /// (q·E)² to σ_E² and (q·EDP)² to σ_EDP².
 struct NetworkTotals {
-  double time_s = 0;           ///< T = Σ count·t, or the host/GPU critical path when it is longer
-  double gpu_time_s = 0;       ///< Σ count·t: the time the GPU is busy
-  double host_launch_s = 0;    ///< host time issuing every kernel (launches × host_launch_s)
-  double kernel_launches = 0;  ///< kernels launched per iteration
-  double energy_j = 0;         ///< E = Σ count·t·P
-  double power_w = 0;          ///< P_avg = E/T
-  double edp_j_s = 0;          ///< energy-delay product E·T
+  double time_s = 0;         ///< T = Σ count·t, or the host/GPU critical path when it is longer
+  double gpu_time_s = 0;     ///< Σ count·t: the time the GPU is busy
+  double host_launch_s = 0;  ///< host time issuing every kernel (launches × host_launch_s)
+  double kernel_count = 0;   ///< kernels launched per iteration
+  double energy_j = 0;       ///< E = Σ count·t·P
+  double power_w = 0;        ///< P_avg = E/T
+  double edp_j_s = 0;        ///< energy-delay product E·T
   double energy_per_sample_j = 0;
-  double macs = 0;
-  double flops = 0;
-  double bytes = 0;
-  std::int64_t parameters = 0;
+  double mac_count = 0;
+  double flop_count = 0;
+  double byte_count = 0;
+  std::int64_t parameter_count = 0;
   double time_std_s = 0;    ///< σ_T
   double energy_std_j = 0;  ///< σ_E
   double edp_std_j_s = 0;   ///< σ_EDP
@@ -120,8 +120,8 @@ class CostedNetwork {
 
 /// Kernels issued back to back, and the GPU time they take together.
 struct KernelRun {
-  double kernels = 0;  ///< kernel launches (a fraction counts as one)
-  double time_s = 0;   ///< GPU time of all of them, s
+  double kernel_count = 0;  ///< kernel launches (a fraction counts as one)
+  double time_s = 0;        ///< GPU time of all of them, s
 };
 
 /// Iteration time of a host issuing `runs` in order, `launch_s` seconds per kernel, and a GPU

@@ -109,7 +109,7 @@ double TimedNetwork::predict_s(const device::DeviceSpec& device, double host_lau
   // A part timed on its own starts with an idle host and GPU, like the whole iteration.
   std::vector<KernelRun> runs;
   runs.reserve(forward_runs_.size() + backward_runs_.size() + 1);
-  auto add = [&](std::size_t r) { runs.push_back({passes_[r].cost.kernels, time_s[r]}); };
+  auto add = [&](std::size_t r) { runs.push_back({passes_[r].cost.kernel_count, time_s[r]}); };
   if (part_ != TimedPart::kBackward) {
     for (std::size_t r : forward_runs_) add(r);
   }

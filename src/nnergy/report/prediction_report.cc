@@ -113,7 +113,7 @@ std::vector<std::string> notes(const PredictionReport& report) {
     out.push_back(fmt::format(
         "training = forward (train mode) + backward (data- and weight-gradients, as in PALEO) + "
         "one {} optimizer step over {} parameters; loss and data loading not included",
-        graph::to_string(p.settings.optimizer), p.totals.parameters));
+        graph::to_string(p.settings.optimizer), p.totals.parameter_count));
   }
   if (!p.unknown_ops.empty()) {
     out.push_back("operators unknown to the catalog, predicted with the memory-bound fallback: " +
@@ -123,10 +123,10 @@ std::vector<std::string> notes(const PredictionReport& report) {
     for (const LayerPrediction& layer : p.layers) {
       if (layer.known_op) continue;
       unknown_time_s += layer.time_s;
-      unknown_bytes += layer.bytes;
+      unknown_bytes += layer.byte_count;
     }
     const double time_share = p.totals.time_s > 0 ? unknown_time_s / p.totals.time_s : 0;
-    const double byte_share = p.totals.bytes > 0 ? unknown_bytes / p.totals.bytes : 0;
+    const double byte_share = p.totals.byte_count > 0 ? unknown_bytes / p.totals.byte_count : 0;
     if (std::max(time_share, byte_share) >= kMaterialUnknownShare) {
       // First, where nobody misses it: the totals may be far off.
       out.insert(out.begin(),
@@ -212,10 +212,10 @@ ordered_json layer_json(const LayerPrediction& layer, double total_energy_j) {
   j["op_class"] = std::string(graph::to_string(layer.op_class));
   j["output_shape"] = layer.output_shape;
   j["unique_op"] = layer.unique_op;
-  j["macs"] = layer.macs;
-  j["flops"] = layer.flops;
-  j["bytes"] = layer.bytes;
-  j["parameters"] = layer.parameters;
+  j["mac_count"] = layer.mac_count;
+  j["flop_count"] = layer.flop_count;
+  j["byte_count"] = layer.byte_count;
+  j["parameter_count"] = layer.parameter_count;
   j["time_s"] = layer.time_s;
   j["forward_time_s"] = layer.forward_time_s;
   j["power_w"] = layer.power_w;
@@ -242,15 +242,15 @@ ordered_json totals_json(const network::NetworkTotals& t) {
   j["power_w"] = t.power_w;
   j["edp_j_s"] = t.edp_j_s;
   j["energy_per_sample_j"] = t.energy_per_sample_j;
-  j["macs"] = t.macs;
-  j["flops"] = t.flops;
-  j["bytes"] = t.bytes;
-  j["parameters"] = t.parameters;
+  j["mac_count"] = t.mac_count;
+  j["flop_count"] = t.flop_count;
+  j["byte_count"] = t.byte_count;
+  j["parameter_count"] = t.parameter_count;
   j["time_std_s"] = t.time_std_s;
   j["energy_std_j"] = t.energy_std_j;
   j["edp_std_j_s"] = t.edp_std_j_s;
   j["gpu_time_s"] = t.gpu_time_s;
-  j["kernel_launches"] = t.kernel_launches;
+  j["kernel_count"] = t.kernel_count;
   j["host_launch_s"] = t.host_launch_s;
   return j;
 }
@@ -286,8 +286,8 @@ std::string layers_table(const PredictionReport& report, const TextOptions& opti
     std::vector<std::string> row = {layer_label(l),
                                     l.op_type + markers(l),
                                     graph::to_string(l.output_shape),
-                                    fmt::format("{:.3f}", l.flops / 1e9),
-                                    fmt::format("{:.2f}", l.bytes / 1e6),
+                                    fmt::format("{:.3f}", l.flop_count / 1e9),
+                                    fmt::format("{:.2f}", l.byte_count / 1e6),
                                     fmt::format("{:.4f}", l.time_s * 1e3),
                                     fmt::format("{:.0f}", l.power_w),
                                     fmt::format("{:.3f}", l.energy_j * 1e3),
@@ -483,10 +483,10 @@ std::string render_text(const PredictionReport& report, const TextOptions& optio
   totals.add_row({"average power", format_quantity(t.power_w, "W"),
                   fmt::format("{:.0f} % of TDP", 100 * t.power_w / device.tdp_w)});
   totals.add_row({"energy-delay product", with_std(t.edp_j_s, t.edp_std_j_s, "J·s"), "E × T"});
-  totals.add_row({"work", format_quantity(t.flops, "FLOP"),
-                  format_quantity(t.macs, "MAC") + ", " + format_quantity(t.bytes, "B") +
+  totals.add_row({"work", format_quantity(t.flop_count, "FLOP"),
+                  format_quantity(t.mac_count, "MAC") + ", " + format_quantity(t.byte_count, "B") +
                       " moved (lower bound)"});
-  totals.add_row({"parameters", format_quantity(static_cast<double>(t.parameters), ""),
+  totals.add_row({"parameters", format_quantity(static_cast<double>(t.parameter_count), ""),
                   fmt::format("{} unique of {} operations", p.unique_operations,
                               p.layers.size() - (p.optimizer_step_included ? 1 : 0))});
   if (report.energy_precision) {
@@ -497,7 +497,7 @@ std::string render_text(const PredictionReport& report, const TextOptions& optio
   }
   if (p.settings.host_launch_s > 0) {
     totals.add_row(
-        {"kernel launches", fmt::format("{:.0f}", t.kernel_launches),
+        {"kernel launches", fmt::format("{:.0f}", t.kernel_count),
          fmt::format(
              "host {} at {} each; GPU busy {}{}", format_quantity(t.host_launch_s, "s"),
              format_quantity(p.settings.host_launch_s, "s"), format_quantity(t.gpu_time_s, "s"),
@@ -594,7 +594,8 @@ std::string render_csv(const PredictionReport& report) {
     return out;
   }
   out +=
-      "index,name,module_path,op_type,op_class,output_shape,macs,flops,bytes,parameters,time_s,"
+      "index,name,module_path,op_type,op_class,output_shape,mac_count,flop_count,byte_count,"
+      "parameter_count,time_s,"
       "forward_time_s,power_w,energy_j,energy_share,whitelisted,known_op,compute_bound,"
       "power_capped,time_std_s,power_std_w,energy_std_j\n";
   for (const LayerPrediction& l : p.layers) {
@@ -603,8 +604,8 @@ std::string render_csv(const PredictionReport& report) {
         "{:.9g},{:.9g},{:.9g}\n",
         l.node_index ? std::to_string(*l.node_index) : "", csv::field(l.name),
         csv::field(l.module_path), csv::field(l.op_type), graph::to_string(l.op_class),
-        csv::field(graph::to_string(l.output_shape)), l.macs, l.flops, l.bytes, l.parameters,
-        l.time_s, l.forward_time_s, l.power_w, l.energy_j,
+        csv::field(graph::to_string(l.output_shape)), l.mac_count, l.flop_count, l.byte_count,
+        l.parameter_count, l.time_s, l.forward_time_s, l.power_w, l.energy_j,
         p.totals.energy_j > 0 ? l.energy_j / p.totals.energy_j : 0.0, l.whitelisted, l.known_op,
         l.compute_bound, l.power_capped, l.time_std_s, l.power_std_w, l.energy_std_j);
   }

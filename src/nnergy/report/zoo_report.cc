@@ -18,8 +18,9 @@ std::string render_text(const ZooReport& report) {
   table.add_column("description", A::kLeft);
   for (const ZooEntry& r : report.models) {
     table.add_row({r.name, r.inputs, std::to_string(r.operations),
-                   std::to_string(r.unique_operations), fmt::format("{:.2f}", r.parameters / 1e6),
-                   fmt::format("{:.2f}", r.macs_per_sample / 1e9), r.description});
+                   std::to_string(r.unique_operations),
+                   fmt::format("{:.2f}", r.parameter_count / 1e6),
+                   fmt::format("{:.2f}", r.mac_count_per_sample / 1e9), r.description});
   }
   return fmt::format(
              "{} models in {} (GMACs per sample: convolution, GEMM and MatMul "
@@ -36,8 +37,8 @@ nlohmann::ordered_json to_json(const ZooReport& report) {
                  {"inputs", r.inputs},
                  {"operations", r.operations},
                  {"unique_operations", r.unique_operations},
-                 {"parameters", r.parameters},
-                 {"macs_per_sample", r.macs_per_sample}});
+                 {"parameter_count", r.parameter_count},
+                 {"mac_count_per_sample", r.mac_count_per_sample}});
   }
   return j;
 }

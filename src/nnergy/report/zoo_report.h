@@ -15,8 +15,9 @@ struct ZooEntry {
   std::string inputs;          ///< data inputs: "input [batch, 3, 224, 224] fp32", comma-separated
   std::size_t operations = 0;  ///< nodes, shape arithmetic left out
   std::size_t unique_operations = 0;  ///< of those, distinct (graph::unique_operations)
-  double parameters = 0;              ///< parameter count
-  double macs_per_sample = 0;  ///< convolution, GEMM and MatMul multiply-accumulates, inference
+  double parameter_count = 0;         ///< parameter elements
+  double mac_count_per_sample =
+      0;  ///< convolution, GEMM and MatMul multiply-accumulates, inference
 };
 
 /// Everything `nnergy zoo` shows.
@@ -28,7 +29,7 @@ struct ZooReport {
 /// Header line and one table row per model (params in M, GMACs).
 std::string render_text(const ZooReport& report);
 /// JSON array, one object per model: name, description, inputs, operations, unique_operations,
-/// parameters, macs_per_sample.
+/// parameter_count, mac_count_per_sample.
 nlohmann::ordered_json to_json(const ZooReport& report);
 
 }  // namespace nnergy::report

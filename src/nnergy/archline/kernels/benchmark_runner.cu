@@ -416,7 +416,7 @@ class Runner {
     p.energy_j = p.power_mean_w * p.time_s;
     const double elements = static_cast<double>(kElements) * static_cast<double>(launches);
     p.flop_count = k.flop_per_element * elements;
-    p.bytes = k.bytes_per_element * elements;
+    p.byte_count = k.bytes_per_element * elements;
     p.sm_clock_mhz = s.dominant_sm_clock_mhz;
     std::size_t most = 0;
     for (const auto& [clock, count] : s.memory_clocks_seen) {

@@ -43,8 +43,8 @@ NN.render(function (data) {
       {label: 'device memory peak', value: NN.bytes(totals.memory_peak_bytes || memory.peak_bytes),
        sub: finite(memory.device_fraction) ? NN.pct(memory.device_fraction) + ' of ' +
          NN.bytes(memory.device_memory_bytes) + (memory.exceeds_device ? ' (does not fit)' : '') : null},
-      {label: 'work', value: NN.qty(totals.flops, 'FLOP'),
-       sub: NN.qty(totals.bytes, 'B') + ' moved, ' + NN.qty(totals.parameters, '') + ' parameters'},
+      {label: 'work', value: NN.qty(totals.flop_count, 'FLOP'),
+       sub: NN.qty(totals.byte_count, 'B') + ' moved, ' + NN.qty(totals.parameter_count, '') + ' parameters'},
     ]);
     // Where the figures come from: the models, and the first note (the predictor's provenance).
     const models = data.models || context.models || {};
@@ -122,15 +122,15 @@ NN.render(function (data) {
   }
 
   // The layers that can be placed on a roofline: some work, some bytes, some time.
-  const placeable = layers.filter((l) => l.flops > 0 && l.bytes > 0 && l.time_s > 0 && l.energy_j > 0);
+  const placeable = layers.filter((l) => l.flop_count > 0 && l.byte_count > 0 && l.time_s > 0 && l.energy_j > 0);
   const energyUnit = NN.axisUnit(placeable.map((l) => l.energy_j), 'J');
   function placedLayers() {
     return placeable.map((l) => ({
-      name: l.name, op: l.op_type, intensity: l.flops / l.bytes, rate: l.flops / l.time_s,
-      efficiency: l.flops / l.energy_j, energySize: l.energy_j / energyUnit.scale, energyText: NN.qty(l.energy_j, 'J'),
+      name: l.name, op: l.op_type, intensity: l.flop_count / l.byte_count, rate: l.flop_count / l.time_s,
+      efficiency: l.flop_count / l.energy_j, energySize: l.energy_j / energyUnit.scale, energyText: NN.qty(l.energy_j, 'J'),
       timeText: NN.qty(l.time_s, 's'), bound: l.compute_bound ? 'compute' : 'memory',
-      intensityText: NN.sig(l.flops / l.bytes) + ' FLOP/B', rateText: NN.qty(l.flops / l.time_s, 'FLOP/s'),
-      efficiencyText: NN.qty(l.flops / l.energy_j, 'FLOP/J'),
+      intensityText: NN.sig(l.flop_count / l.byte_count) + ' FLOP/B', rateText: NN.qty(l.flop_count / l.time_s, 'FLOP/s'),
+      efficiencyText: NN.qty(l.flop_count / l.energy_j, 'FLOP/J'),
     }));
   }
 
