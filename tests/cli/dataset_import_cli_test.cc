@@ -99,7 +99,7 @@ TEST(DatasetImport, JsonSummaryHasContextCountsAndRejections) {
   EXPECT_THAT(c.at("command_line").get<std::string>(), HasSubstr("dataset import"));
   EXPECT_EQ(c.at("input"), kSmall.string());
   EXPECT_EQ(c.at("database"), db);
-  EXPECT_EQ(c.at("dataset_schema_version"), 2);
+  EXPECT_EQ(c.at("dataset_schema_version"), 3);
   EXPECT_EQ(j.at("records_read"), 12);
   EXPECT_EQ(j.at("records_valid"), 3);
   EXPECT_EQ(j.at("records_imported"), 3);

@@ -1,5 +1,6 @@
 #include "nnergy/dataset/dataset_store.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -9,10 +10,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "dataset_fixture.h"
 #include "nnergy/core/error.h"
+#include "nnergy/dataset/dataset_export.h"
 #include "nnergy/dataset/dataset_schema.h"
 #include "nnergy/graph/op_catalog.h"
 #include "nnergy/graph/op_signature.h"
@@ -419,6 +423,68 @@ TEST_F(DatasetTest, OtherSchemaVersionIsRejectedNamingFileAndBothVersions) {
     EXPECT_THAT(e.what(), HasSubstr("schema version " + std::to_string(kDatasetSchemaVersion)));
   }
   EXPECT_EQ(raw_user_version(path), 7) << "never migrated silently";
+}
+
+// A version-2 file, as nnergy before the byte counts were renamed wrote it: its ops hold
+// {pass}_bytes. Read-only it is read as it is; opened for writing, only the columns are renamed.
+TEST_F(DatasetTest, Version2ByteCountsAreReadAsTheyAreAndRenamedWhenWritten) {
+  const graph::Network net = tiny_network();
+  const std::string path = file("v2.sqlite");
+  std::vector<OpRecord> written;
+  {
+    DatasetStore store = DatasetStore::open(path);
+    const std::int64_t device = store.add_device(cpu_device());
+    store.add_network(net, graph::Whitelist::standard());
+    MeasurementRecord m;
+    m.session_id = store.start_session(session_on(device));
+    m.key = {graph::op_signature(net, net.nodes()[2]), "inference", 0, "fp32"};
+    m.values = ok_values(2e-3, "2026-01-01T00:00:00.000Z");
+    store.record_measurement(m);
+    written = store.ops();
+  }
+  raw_exec(path,
+           "ALTER TABLE ops RENAME COLUMN inference_byte_count TO inference_bytes; "
+           "ALTER TABLE ops RENAME COLUMN training_forward_byte_count TO training_forward_bytes; "
+           "ALTER TABLE ops RENAME COLUMN backward_byte_count TO backward_bytes; "
+           "PRAGMA user_version = 2; UPDATE meta SET value = '2' WHERE key = 'schema_version';");
+  const double conv_bytes = written[0].op.inference.byte_count;
+  ASSERT_GT(conv_bytes, 0.0);
+  {
+    const DatasetStore reader = DatasetStore::open(path, OpenMode::kReadOnly);
+    EXPECT_EQ(reader.schema_version(), 2);
+    EXPECT_EQ(reader.ops(), written);
+    ASSERT_TRUE(reader.find_op(written[0].op.signature).has_value());
+    EXPECT_EQ(reader.find_op(written[0].op.signature)->op, written[0].op);
+    std::ostringstream csv;
+    EXPECT_EQ(export_csv(reader, csv), 1);
+    EXPECT_THAT(csv.str(), HasSubstr("inference_byte_count"));
+    EXPECT_THAT(csv.str(), HasSubstr(fmt::format(",{},", conv_bytes)));
+  }
+  EXPECT_EQ(raw_user_version(path), 2) << "a read-only open migrates nothing";
+
+  {
+    const DatasetStore writer = DatasetStore::open(path);
+    EXPECT_EQ(writer.schema_version(), kDatasetSchemaVersion);
+    EXPECT_EQ(writer.ops(), written);
+    std::map<std::string, std::string> meta;
+    for (const auto& [key, value] : writer.meta()) meta[key] = value;
+    EXPECT_EQ(meta["migrated_from_schema_version"], "2");
+    EXPECT_EQ(meta["schema_version"], std::to_string(kDatasetSchemaVersion));
+  }
+  EXPECT_EQ(raw_user_version(path), kDatasetSchemaVersion);
+  // The old names are gone: a query by the new name reads the same bytes.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* statement = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT inference_byte_count FROM ops ORDER BY id LIMIT 1", -1,
+                               &statement, nullptr),
+            SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(statement), SQLITE_ROW);
+  EXPECT_DOUBLE_EQ(sqlite3_column_double(statement, 0), conv_bytes);
+  sqlite3_finalize(statement);
+  EXPECT_NE(sqlite3_prepare_v2(db, "SELECT inference_bytes FROM ops", -1, &statement, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
 }
 
 TEST_F(DatasetTest, FilesThatAreNotDatasetsAreRejected) {

@@ -239,14 +239,19 @@ TEST_F(DatasetTest, PublishedFiltersByGpuQuantityAndGrade) {
   EXPECT_EQ(ids({}).size(), 3u);
 }
 
-// A version-1 file as nnergy before the published table wrote it: the version-2 tables minus
-// published_measurements, user_version 1.
+// A version-1 file as nnergy before the published table wrote it: no published_measurements,
+// the byte counts of table ops named {pass}_bytes, user_version 1.
 void make_version_1(const std::string& path) {
   DatasetStore::open(path);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(db,
-                         "DROP TABLE published_measurements; PRAGMA user_version = 1; "
+                         "DROP TABLE published_measurements; "
+                         "ALTER TABLE ops RENAME COLUMN inference_byte_count TO inference_bytes; "
+                         "ALTER TABLE ops RENAME COLUMN training_forward_byte_count TO "
+                         "training_forward_bytes; "
+                         "ALTER TABLE ops RENAME COLUMN backward_byte_count TO backward_bytes; "
+                         "PRAGMA user_version = 1; "
                          "UPDATE meta SET value = '1' WHERE key = 'schema_version';",
                          nullptr, nullptr, nullptr),
             SQLITE_OK);

@@ -14,47 +14,43 @@ namespace nnergy::dataset {
 
 namespace {
 
-// (CSV column, SQL expression) pairs; one list keeps the header and the SELECT in step.
-const std::vector<std::pair<std::string, std::string>>& column_expressions() {
-  static const std::vector<std::pair<std::string, std::string>> columns = [] {
-    std::vector<std::pair<std::string, std::string>> c = {
-        {"device_name", "d.name"},
-        {"device_uuid", "d.uuid"},
-        {"device_kind", "d.kind"},
-        {"driver_version", "d.driver_version"},
-        {"session_uuid", "s.session_uuid"},
-        {"host", "s.host"},
-        {"tool_version", "s.tool_version"},
-        {"signature", "o.signature"},
-        {"op_type", "o.op_type"},
-        {"op_class", "o.op_class"},
-        {"op_dtype", "o.dtype"},
-        {"whitelisted", "o.whitelisted"},
-        {"known", "o.known"},
-        {"parameter_count", "o.parameter_count"},
-        {"input_shapes_json", "o.input_shapes_json"},
-        {"attributes_json", "o.attributes_json"},
-    };
-    for (const char* pass : {"inference", "training_forward", "backward"}) {
-      // The byte count's column in table ops is {pass}_bytes (schema 1); the export names it as
-      // every other count.
-      for (const auto& [quantity, column] :
-           {std::pair<const char*, const char*>{"mac_count", "mac_count"},
-            {"flop_count", "flop_count"},
-            {"byte_count", "bytes"},
-            {"kernel_count", "kernel_count"}}) {
-        c.emplace_back(fmt::format("{}_{}", pass, quantity), fmt::format("o.{}_{}", pass, column));
-      }
+// (CSV column, SQL expression) pairs for a file of schema `version`; one list keeps the header
+// and the SELECT in step. The CSV columns are the same for every version.
+std::vector<std::pair<std::string, std::string>> column_expressions(int version) {
+  std::vector<std::pair<std::string, std::string>> c = {
+      {"device_name", "d.name"},
+      {"device_uuid", "d.uuid"},
+      {"device_kind", "d.kind"},
+      {"driver_version", "d.driver_version"},
+      {"session_uuid", "s.session_uuid"},
+      {"host", "s.host"},
+      {"tool_version", "s.tool_version"},
+      {"signature", "o.signature"},
+      {"op_type", "o.op_type"},
+      {"op_class", "o.op_class"},
+      {"op_dtype", "o.dtype"},
+      {"whitelisted", "o.whitelisted"},
+      {"known", "o.known"},
+      {"parameter_count", "o.parameter_count"},
+      {"input_shapes_json", "o.input_shapes_json"},
+      {"attributes_json", "o.attributes_json"},
+  };
+  for (const char* pass : kOpPasses) {
+    for (const char* quantity : {"mac_count", "flop_count", "byte_count", "kernel_count"}) {
+      const std::string name = fmt::format("{}_{}", pass, quantity);
+      // Before schema 3 the byte count's column was {pass}_bytes.
+      const std::string column =
+          std::string_view(quantity) == "byte_count" ? ops_byte_count_column(pass, version) : name;
+      c.emplace_back(name, "o." + column);
     }
-    for (const char* name :
-         {"mode", "clock_mhz", "dtype", "iterations", "repeats", "time_s", "time_std_s", "power_w",
-          "power_std_w", "energy_j", "energy_std_j", "samples_kept", "samples_dropped", "status",
-          "message", "measured_utc"}) {
-      c.emplace_back(name, std::string("m.") + name);
-    }
-    return c;
-  }();
-  return columns;
+  }
+  for (const char* name :
+       {"mode", "clock_mhz", "dtype", "iterations", "repeats", "time_s", "time_std_s", "power_w",
+        "power_std_w", "energy_j", "energy_std_j", "samples_kept", "samples_dropped", "status",
+        "message", "measured_utc"}) {
+    c.emplace_back(name, std::string("m.") + name);
+  }
+  return c;
 }
 
 // Writes every row of `select` (its first `column_count` columns) as CSV records.
@@ -107,7 +103,9 @@ void write_header(std::ostream& out, const std::vector<std::string>& columns) {
 const std::vector<std::string>& csv_columns() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n;
-    for (const auto& [name, expression] : column_expressions()) n.push_back(name);
+    for (const auto& [name, expression] : column_expressions(kDatasetSchemaVersion)) {
+      n.push_back(name);
+    }
     return n;
   }();
   return names;
@@ -115,8 +113,9 @@ const std::vector<std::string>& csv_columns() {
 
 std::int64_t export_csv(const DatasetStore& store, std::ostream& out,
                         const CsvExportOptions& options) {
+  const auto expressions = column_expressions(store.schema_version());
   std::string select_list;
-  for (const auto& [name, expression] : column_expressions()) {
+  for (const auto& [name, expression] : expressions) {
     if (!select_list.empty()) select_list += ", ";
     select_list += expression;
   }
@@ -131,7 +130,7 @@ std::int64_t export_csv(const DatasetStore& store, std::ostream& out,
   // Rows are formatted first so the context block can state the row count.
   std::ostringstream rows;
   std::int64_t row_count = 0;
-  const int column_count = static_cast<int>(column_expressions().size());
+  const int column_count = static_cast<int>(expressions.size());
   write_rows(select, column_count, rows, row_count);
 
   write_context(store, out, options, row_count,

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <memory>
 #include <string>
@@ -58,15 +59,15 @@ CREATE TABLE ops (
   parameter_count INTEGER NOT NULL,
   inference_mac_count REAL NOT NULL,
   inference_flop_count REAL NOT NULL,
-  inference_bytes REAL NOT NULL,
+  inference_byte_count REAL NOT NULL,
   inference_kernel_count REAL NOT NULL,
   training_forward_mac_count REAL NOT NULL,
   training_forward_flop_count REAL NOT NULL,
-  training_forward_bytes REAL NOT NULL,
+  training_forward_byte_count REAL NOT NULL,
   training_forward_kernel_count REAL NOT NULL,
   backward_mac_count REAL NOT NULL,
   backward_flop_count REAL NOT NULL,
-  backward_bytes REAL NOT NULL,
+  backward_byte_count REAL NOT NULL,
   backward_kernel_count REAL NOT NULL
 );
 CREATE TABLE measurements (
@@ -236,6 +237,10 @@ void write_meta_and_commit(sqlite3* db, const std::string& path,
 
 }  // namespace
 
+std::string ops_byte_count_column(std::string_view pass, int version) {
+  return fmt::format("{}_{}", pass, version < 3 ? "bytes" : "byte_count");
+}
+
 std::string_view dataset_schema_ddl() {
   static const std::string ddl = std::string(kDdl) + std::string(kPublishedDdl);
   return ddl;
@@ -259,9 +264,19 @@ void check_schema_version(int found_version, const std::string& path) {
 }
 
 void check_schema_tables(sqlite3* db, int version, const std::string& path) {
-  static const auto version1 = tables_of(kDdl);
-  static const auto version2 = tables_of(dataset_schema_ddl());
-  const auto& expected = version >= 2 ? version2 : version1;
+  static const auto versions = [] {
+    std::array<std::map<std::string, std::vector<std::string>>, kDatasetSchemaVersion + 1> v;
+    for (int version = kOldestReadableSchemaVersion; version <= kDatasetSchemaVersion; ++version) {
+      v[version] = tables_of(dataset_schema_ddl());
+      if (version < 2) v[version].erase("published_measurements");
+      for (const char* pass : kOpPasses) {
+        std::ranges::replace(v[version]["ops"], ops_byte_count_column(pass, kDatasetSchemaVersion),
+                             ops_byte_count_column(pass, version));
+      }
+    }
+    return v;
+  }();
+  const auto& expected = versions.at(static_cast<std::size_t>(version));
   for (const auto& [table, columns] : expected) {
     const std::vector<std::string> found = table_columns(db, table, path);
     if (found.empty()) {
@@ -319,12 +334,22 @@ void migrate_schema(sqlite3* db, const std::string& path) {
       execute_sql(db, "ROLLBACK", path);
       return;
     }
-    if (version != 1) {
+    if (version < kOldestReadableSchemaVersion || version > kDatasetSchemaVersion) {
       throw InternalError(
           fmt::format("dataset '{}': no migration from schema version {}", path, version));
     }
     // 1 -> 2 only adds the published_measurements table: every version-1 row stays as it was.
-    execute_sql(db, kPublishedDdl, path);
+    if (version < 2) execute_sql(db, kPublishedDdl, path);
+    // 2 -> 3 renames the byte counts of table ops as every other count; no value changes.
+    if (version < 3) {
+      for (const char* pass : kOpPasses) {
+        execute_sql(db,
+                    fmt::format("ALTER TABLE ops RENAME COLUMN {} TO {}",
+                                ops_byte_count_column(pass, version),
+                                ops_byte_count_column(pass, kDatasetSchemaVersion)),
+                    path);
+      }
+    }
     write_meta_and_commit(db, path,
                           {{"schema_version", std::to_string(kDatasetSchemaVersion)},
                            {"migrated_from_schema_version", std::to_string(version)},

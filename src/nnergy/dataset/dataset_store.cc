@@ -32,12 +32,17 @@ constexpr std::string_view kValueUpdates =
     "samples_kept = excluded.samples_kept, samples_dropped = excluded.samples_dropped, "
     "status = excluded.status, message = excluded.message, measured_utc = excluded.measured_utc";
 
-constexpr std::string_view kOpColumns =
-    "signature, op_type, op_class, dtype, input_shapes_json, attributes_json, whitelisted, known, "
-    "parameter_count, inference_mac_count, inference_flop_count, inference_bytes, "
-    "inference_kernel_count, training_forward_mac_count, training_forward_flop_count, "
-    "training_forward_bytes, training_forward_kernel_count, backward_mac_count, "
-    "backward_flop_count, backward_bytes, backward_kernel_count";
+// The columns of table ops in a file of schema `version`, in the order read_op reads them.
+std::string op_columns(int version) {
+  std::string columns =
+      "signature, op_type, op_class, dtype, input_shapes_json, attributes_json, whitelisted, "
+      "known, parameter_count";
+  for (const char* pass : kOpPasses) {
+    columns += fmt::format(", {0}_mac_count, {0}_flop_count, {1}, {0}_kernel_count", pass,
+                           ops_byte_count_column(pass, version));
+  }
+  return columns;
+}
 
 std::string placeholders(int first, int count) {
   std::string out;
@@ -124,7 +129,7 @@ std::int64_t insert_op(sqlite3* db, const std::string& path, const graph::OpDesc
   SqliteStatement insert(db,
                          fmt::format("INSERT INTO ops ({}) VALUES ({}) ON CONFLICT (signature) "
                                      "DO NOTHING",
-                                     kOpColumns, placeholders(1, 21)),
+                                     op_columns(kDatasetSchemaVersion), placeholders(1, 21)),
                          path);
   insert.bind(1, std::string_view(op.signature))
       .bind(2, std::string_view(op.op_type))
@@ -493,7 +498,8 @@ std::vector<SessionRecord> DatasetStore::sessions() const {
 }
 
 std::vector<OpRecord> DatasetStore::ops() const {
-  SqliteStatement select(db_, fmt::format("SELECT id, {} FROM ops ORDER BY id", kOpColumns), path_);
+  SqliteStatement select(
+      db_, fmt::format("SELECT id, {} FROM ops ORDER BY id", op_columns(schema_version_)), path_);
   std::vector<OpRecord> rows;
   while (select.step()) rows.push_back(read_op(select, path_));
   return rows;
@@ -501,7 +507,8 @@ std::vector<OpRecord> DatasetStore::ops() const {
 
 std::optional<OpRecord> DatasetStore::find_op(const std::string& signature) const {
   SqliteStatement select(
-      db_, fmt::format("SELECT id, {} FROM ops WHERE signature = ?1", kOpColumns), path_);
+      db_, fmt::format("SELECT id, {} FROM ops WHERE signature = ?1", op_columns(schema_version_)),
+      path_);
   select.bind(1, std::string_view(signature));
   if (!select.step()) return std::nullopt;
   return read_op(select, path_);

@@ -14,6 +14,8 @@ namespace nnergy::dataset {
 struct OpRecord {
   std::int64_t id = 0;  ///< row id in the file it was read from; 0 before it is stored
   graph::OpDescriptor op;
+
+  bool operator==(const OpRecord&) const = default;
 };
 
 /// The JSON text column `input_shapes_json` stores for `inputs`, in order:
