@@ -266,12 +266,13 @@ void check_schema_version(int found_version, const std::string& path) {
 void check_schema_tables(sqlite3* db, int version, const std::string& path) {
   static const auto versions = [] {
     std::array<std::map<std::string, std::vector<std::string>>, kDatasetSchemaVersion + 1> v;
-    for (int version = kOldestReadableSchemaVersion; version <= kDatasetSchemaVersion; ++version) {
-      v[version] = tables_of(dataset_schema_ddl());
-      if (version < 2) v[version].erase("published_measurements");
+    for (int older = kOldestReadableSchemaVersion; older <= kDatasetSchemaVersion; ++older) {
+      auto& tables = v[static_cast<std::size_t>(older)];
+      tables = tables_of(dataset_schema_ddl());
+      if (older < 2) tables.erase("published_measurements");
       for (const char* pass : kOpPasses) {
-        std::ranges::replace(v[version]["ops"], ops_byte_count_column(pass, kDatasetSchemaVersion),
-                             ops_byte_count_column(pass, version));
+        std::ranges::replace(tables["ops"], ops_byte_count_column(pass, kDatasetSchemaVersion),
+                             ops_byte_count_column(pass, older));
       }
     }
     return v;
