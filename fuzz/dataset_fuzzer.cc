@@ -21,8 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   return nnergy::fuzz::run_one("dataset", [&] {
     const nnergy::dataset::DatasetStore store = nnergy::dataset::DatasetStore::open(
         file.path().string(), nnergy::dataset::OpenMode::kReadOnly, /*busy_timeout_ms=*/0);
-    std::size_t n = store.meta().size() + store.devices().size() + store.sessions().size() +
-                    store.ops().size();
+    std::size_t n =
+        store.meta().size() + store.devices().size() + store.sessions().size() + store.ops().size();
     n += nnergy::learn::validate_networks(store).size();
     std::ostringstream out;
     nnergy::dataset::export_csv(store, out);

@@ -511,8 +511,7 @@ TEST(TraceFile, JsonNumberBeyondDoubleIsInvalidInput) {
 
 TEST(PowerTraceFormats, EachFileGoesToTheFormatThatRecognizesIt) {
   const PowerTraceFormats& formats = standard_power_trace_formats();
-  EXPECT_EQ(formats.names(),
-            (std::vector<std::string>{"nnergy-json", "nnergy-csv", "nvidia-smi"}));
+  EXPECT_EQ(formats.names(), (std::vector<std::string>{"nnergy-json", "nnergy-csv", "nvidia-smi"}));
   const auto recognizing = [&](const std::string& text) {
     TraceText file{text, "f", text.front() == '{', split_lines(text), 0};
     while (!file.json && file.lines.lines[file.header_index].text.front() == '#')

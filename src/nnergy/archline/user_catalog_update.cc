@@ -1,7 +1,5 @@
 #include "nnergy/archline/user_catalog_update.h"
 
-#include <algorithm>
-#include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -9,6 +7,7 @@
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/error.h"
 #include "nnergy/core/setting_name.h"
+#include "nnergy/core/text.h"
 #include "nnergy/device/device_catalog.h"
 
 namespace nnergy::archline {
@@ -16,12 +15,6 @@ namespace nnergy::archline {
 namespace {
 
 using nlohmann::ordered_json;
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
 
 ordered_json read_catalog_json(const std::filesystem::path& path, const std::string& flag) {
   std::ifstream file(path);
@@ -45,14 +38,14 @@ ordered_json read_catalog_json(const std::filesystem::path& path, const std::str
 ordered_json* find_entry(ordered_json& root, const std::string& key) {
   for (ordered_json& entry : root["devices"]) {
     if (entry.contains("id") && entry["id"].is_string() &&
-        lower(entry["id"].get<std::string>()) == key) {
+        ascii_lower(entry["id"].get<std::string>()) == key) {
       return &entry;
     }
   }
   for (ordered_json& entry : root["devices"]) {
     if (!entry.contains("aliases") || !entry["aliases"].is_array()) continue;
     for (const ordered_json& alias : entry["aliases"]) {
-      if (alias.is_string() && lower(alias.get<std::string>()) == key) return &entry;
+      if (alias.is_string() && ascii_lower(alias.get<std::string>()) == key) return &entry;
     }
   }
   return nullptr;
@@ -64,7 +57,7 @@ void save_fitted_device(const std::filesystem::path& user_catalog, const std::st
                         const std::vector<FittedParameters>& fits,
                         const std::filesystem::path& builtin_catalog,
                         const std::optional<std::string>& base_device, SettingNames names) {
-  const std::string id = lower(name);
+  const std::string id = ascii_lower(name);
   if (id.empty() || id.find_first_of(" \t\n,") != std::string::npos) {
     throw InvalidInput(setting_with_value(names, "save_device", "'" + name + "'") +
                        ": expected a device id without spaces or commas");
@@ -75,9 +68,9 @@ void save_fitted_device(const std::filesystem::path& user_catalog, const std::st
                           : ordered_json{{"schema_version", 1}, {"devices", ordered_json::array()}};
 
   ordered_json* entry = find_entry(root, id);
-  if (entry != nullptr && lower((*entry)["id"].get<std::string>()) != id) entry = nullptr;
+  if (entry != nullptr && ascii_lower((*entry)["id"].get<std::string>()) != id) entry = nullptr;
   if (entry == nullptr) {
-    const std::string base = lower(base_device.value_or(name));
+    const std::string base = ascii_lower(base_device.value_or(name));
     ordered_json builtin = read_catalog_json(builtin_catalog, "built-in catalog");
     const ordered_json* found = find_entry(root, base);
     if (found == nullptr) found = find_entry(builtin, base);
@@ -93,7 +86,7 @@ void save_fitted_device(const std::filesystem::path& user_catalog, const std::st
     // The base's efficiencies are the catalog's estimates: without them, the new device takes
     // the calibrated time model of its generation, like the base itself.
     copy.erase("efficiency");
-    if (lower(copy["id"].get<std::string>()) != id) {
+    if (ascii_lower(copy["id"].get<std::string>()) != id) {
       copy["id"] = id;
       copy["aliases"] = ordered_json::array();
       copy["name"] = copy.value("name", id) + " (archline fit)";

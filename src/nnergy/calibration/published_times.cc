@@ -13,6 +13,7 @@
 
 #include "nnergy/calibration/time_calibration.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/text.h"
 #include "nnergy/graph/zoo.h"
 
 namespace nnergy::calibration {
@@ -38,8 +39,7 @@ bool contains(const std::string& text, const std::string& part) {
 }
 
 std::optional<device::Precision> precision_of(const std::string& text) {
-  std::string lower;
-  for (char c : text) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string lower = ascii_lower(text);
   if (contains(lower, "tf32")) return device::Precision::kTf32;
   if (contains(lower, "fp16") || contains(lower, "amp")) return device::Precision::kFp16;
   if (contains(lower, "bf16")) return device::Precision::kBf16;

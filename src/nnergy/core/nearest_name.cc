@@ -1,21 +1,11 @@
 #include "nnergy/core/nearest_name.h"
 
 #include <algorithm>
-#include <cctype>
 #include <vector>
 
+#include "nnergy/core/text.h"
+
 namespace nnergy {
-
-namespace {
-
-std::string ascii_lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
-}  // namespace
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   // d[i][j] = distance(a[0, i), b[0, j)), one flat row-major table.

@@ -13,6 +13,9 @@ std::string_view trim(std::string_view text);
 /// so that "a,,b" gives {"a", "", "b"} and callers can name the empty item.
 std::vector<std::string> split_trimmed(std::string_view text, char separator);
 
+/// `text` with the ASCII letters A-Z in lower case; other bytes (UTF-8 included) unchanged.
+std::string ascii_lower(std::string_view text);
+
 /// `text` with &, <, > and " written as entities, for text and attribute values in HTML and SVG.
 std::string markup_escape(std::string_view text);
 

@@ -126,11 +126,12 @@ OpRecord read_op(const SqliteStatement& row, const std::string& path) {
 
 // Inserts `op` unless its signature is stored; the caller holds the transaction.
 std::int64_t insert_op(sqlite3* db, const std::string& path, const graph::OpDescriptor& op) {
-  SqliteStatement insert(db,
-                         fmt::format("INSERT INTO ops ({}) VALUES ({}) ON CONFLICT (signature) "
-                                     "DO NOTHING",
-                                     op_columns(kDatasetSchemaVersion), placeholders(1, 21)),
-                         path);
+  // Files are written at kDatasetSchemaVersion only (older ones are migrated when opened for
+  // writing), so the statement's text is built once.
+  static const std::string kInsert =
+      fmt::format("INSERT INTO ops ({}) VALUES ({}) ON CONFLICT (signature) DO NOTHING",
+                  op_columns(kDatasetSchemaVersion), placeholders(1, 21));
+  SqliteStatement insert(db, kInsert, path);
   insert.bind(1, std::string_view(op.signature))
       .bind(2, std::string_view(op.op_type))
       .bind(3, graph::to_string(op.op_class))

@@ -10,6 +10,7 @@
 
 #include "nnergy/core/error.h"
 #include "nnergy/core/nearest_name.h"
+#include "nnergy/core/text.h"
 #include "nnergy/core/units.h"
 
 namespace nnergy::device {
@@ -17,12 +18,6 @@ namespace nnergy::device {
 namespace {
 
 using nlohmann::json;
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
-}
 
 // Reads fields of one JSON object, naming the file, device and field in every error.
 class FieldReader {
@@ -122,8 +117,9 @@ DeviceSpec parse_device(const json& entry, const std::string& source, std::size_
                                   : "#" + std::to_string(index);
   FieldReader r(entry, source + ": device '" + id_hint + "'");
   DeviceSpec d;
-  d.id = lower(r.text("id"));
-  for (const std::string& alias : r.texts_or_empty("aliases")) d.aliases.push_back(lower(alias));
+  d.id = ascii_lower(r.text("id"));
+  for (const std::string& alias : r.texts_or_empty("aliases"))
+    d.aliases.push_back(ascii_lower(alias));
   d.name = r.text("name");
   d.vendor = r.text_or("vendor", "");
   d.architecture = r.text_or("architecture", "");
@@ -350,7 +346,7 @@ std::string normalize_device_name(std::string_view name) {
 }
 
 const DeviceSpec& DeviceCatalog::find(const std::string& name, std::string_view where) const {
-  const std::string key = lower(name);
+  const std::string key = ascii_lower(name);
   for (const DeviceSpec& d : devices_) {
     if (d.id == key) return d;
   }

@@ -1,7 +1,5 @@
 #include "nnergy/device/precision.h"
 
-#include <algorithm>
-#include <cctype>
 #include <string>
 #include <utility>
 
@@ -40,9 +38,7 @@ Precision parse_precision(std::string_view name, std::string_view flag) {
       {"fp16", Precision::kFp16},    {"bf16", Precision::kBf16},    {"float32", Precision::kFp32},
       {"float", Precision::kFp32},   {"float64", Precision::kFp64}, {"double", Precision::kFp64},
       {"float16", Precision::kFp16}, {"half", Precision::kFp16},    {"bfloat16", Precision::kBf16}};
-  std::string key(name);
-  std::transform(key.begin(), key.end(), key.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string key = ascii_lower(name);
   std::vector<std::string> spellings;
   for (const auto& [spelling, precision] : kNames) {
     if (spelling == key) return precision;

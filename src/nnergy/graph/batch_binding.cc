@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
 #include <filesystem>
 #include <map>
 #include <unordered_map>
 
 #include "nnergy/core/error.h"
 #include "nnergy/core/setting_name.h"
+#include "nnergy/core/text.h"
 #include "nnergy/graph/constant_tensor.h"
 #include "nnergy/graph/shape_folding.h"
 #include "nnergy/graph/tensor.h"
@@ -25,9 +25,7 @@ struct LeadingDim {
 };
 
 bool names_the_batch(const std::string& symbol) {
-  std::string lower;
-  for (char ch : symbol) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return lower.find("batch") != std::string::npos;
+  return ascii_lower(symbol).find("batch") != std::string::npos;
 }
 
 // The batch axis of each data input: the symbolic dimension whose name says "batch", else the

@@ -1,10 +1,8 @@
 #include "nnergy/graph/mode.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "nnergy/core/error.h"
 #include "nnergy/core/nearest_name.h"
+#include "nnergy/core/text.h"
 
 namespace nnergy::graph {
 
@@ -13,9 +11,7 @@ std::string_view to_string(Mode mode) {
 }
 
 Mode parse_mode(const std::string& name, const std::string& flag) {
-  std::string key = name;
-  std::transform(key.begin(), key.end(), key.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string key = ascii_lower(name);
   if (key == "inference" || key == "infer") return Mode::kInference;
   if (key == "training" || key == "train") return Mode::kTraining;
   const std::string hint = did_you_mean(name, {"inference", "training", "infer", "train"});

@@ -3,11 +3,11 @@
 #include <charconv>
 #include <cmath>
 #include <ctime>
-#include <system_error>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <utility>
 #include <vector>
 
