@@ -513,9 +513,8 @@ TEST(PowerTraceFormats, EachFileGoesToTheFormatThatRecognizesIt) {
   const PowerTraceFormats& formats = standard_power_trace_formats();
   EXPECT_EQ(formats.names(), (std::vector<std::string>{"nnergy-json", "nnergy-csv", "nvidia-smi"}));
   const auto recognizing = [&](const std::string& text) {
-    TraceText file{text, "f", text.front() == '{', split_lines(text), 0};
-    while (!file.json && file.lines.lines[file.header_index].text.front() == '#')
-      ++file.header_index;
+    const std::string label = "f";
+    const TraceText file = trace_text(text, label);
     std::vector<std::string> names;
     for (const auto& entry : formats.entries()) {
       if (entry.value->recognizes(file)) names.push_back(entry.name);

@@ -53,7 +53,7 @@ class TraceReader {
 /// thread-safe to fill; reading from a filled registry is.
 class TraceReaderRegistry : public Registry<std::unique_ptr<TraceReader>> {
  public:
-  TraceReaderRegistry() : Registry("trace format") {}
+  TraceReaderRegistry() : Registry("trace reader") {}
   /// Adds `reader` under its name(); throws InternalError for a duplicate name.
   void add(std::unique_ptr<TraceReader> reader);
   /// Reads `text` with the first reader that recognizes it. Throws InvalidInput naming

@@ -1,8 +1,10 @@
 #include <fmt/format.h>
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>

@@ -43,10 +43,4 @@ Detection SourceRegistry::detect() const {
   return all;
 }
 
-std::vector<std::string> SourceRegistry::help() const {
-  std::vector<std::string> lines;
-  for (const Entry& e : entries()) lines.push_back(e.name + "  " + e.summary);
-  return lines;
-}
-
 }  // namespace nnergy::measure

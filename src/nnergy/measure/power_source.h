@@ -1,7 +1,6 @@
 #pragma once
 
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,8 +59,6 @@ class SourceRegistry : public Registry<SourceFactory> {
   Detection open(const std::string& spec) const;
   /// Detects the hardware sources present here (nvml and rapl), reporting the absent ones.
   Detection detect() const;
-  /// One line per kind: "KIND[:ARGUMENT]  help".
-  std::vector<std::string> help() const;
 };
 
 }  // namespace nnergy::measure

@@ -28,6 +28,10 @@ struct TraceText {
   const Line& header() const { return lines.lines.at(header_index); }
 };
 
+/// The TraceText of `text` (both arguments must outlive it). Throws InvalidInput naming
+/// `file_label` for a file with nothing but white space, or no header after its comment lines.
+TraceText trace_text(const std::string& text, const std::string& file_label);
+
 /// One format of power traces.
 class PowerTraceFormat {
  public:

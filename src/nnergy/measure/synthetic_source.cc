@@ -1,7 +1,6 @@
 #include "nnergy/measure/synthetic_source.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <memory>
 #include <numbers>
@@ -10,6 +9,7 @@
 
 #include "nnergy/core/error.h"
 #include "nnergy/measure/source_factories.h"
+#include "nnergy/measure/trace_reading.h"
 
 namespace nnergy::measure {
 
@@ -20,25 +20,10 @@ constexpr const char* kAccepted =
 
 [[noreturn]] void fail(const std::string& what) { throw InvalidInput(what); }
 
+// A finite number (trace_reading.h's parse_number without "nan" and the infinities).
 std::optional<double> parse_double(const std::string& text) {
-  double value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() ||
-      !std::isfinite(value)) {
-    return std::nullopt;
-  }
-  return value;
-}
-
-std::optional<std::uint64_t> parse_bits(const std::string& text) {
-  const bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
-  const std::string digits = hex ? text.substr(2) : text;
-  std::uint64_t value = 0;
-  const auto [end, ec] =
-      std::from_chars(digits.data(), digits.data() + digits.size(), value, hex ? 16 : 10);
-  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
-    return std::nullopt;
-  }
+  const std::optional<double> value = parse_number(text);
+  if (!value || !std::isfinite(*value)) return std::nullopt;
   return value;
 }
 

@@ -45,8 +45,7 @@ const PowerTraceFormats& standard_power_trace_formats() {
   return formats;
 }
 
-std::vector<PowerTrace> read_trace_text(const std::string& text, const std::string& file_label,
-                                        TraceWarnings* warnings) {
+TraceText trace_text(const std::string& text, const std::string& file_label) {
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) {
     throw InvalidInput(
@@ -71,6 +70,12 @@ std::vector<PowerTrace> read_trace_text(const std::string& text, const std::stri
           file_label, kNvidiaSmiExample));
     }
   }
+  return file;
+}
+
+std::vector<PowerTrace> read_trace_text(const std::string& text, const std::string& file_label,
+                                        TraceWarnings* warnings) {
+  const TraceText file = trace_text(text, file_label);
   for (const auto& entry : standard_power_trace_formats().entries()) {
     if (entry.value->recognizes(file)) return entry.value->read(file, warnings);
   }

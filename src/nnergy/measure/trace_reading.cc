@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <system_error>
 
 namespace nnergy::measure {
@@ -61,4 +62,57 @@ Lines split_lines(const std::string& text) {
   }
   return result;
 }
+
+void TraceCollector::add(std::size_t source, PowerSample sample, const std::string& place) {
+  auto& last = last_time_[source];
+  if (last && !(sample.time_s > last->first)) {
+    const bool equal = sample.time_s == last->first;
+    throw InvalidInput(fmt::format(
+        "{}: {}: {} timestamp of source '{}' ({} s): expected a time after the previous "
+        "sample's at {} ({} s); traces need strictly increasing timestamps",
+        file_, place, equal ? "duplicated" : "non-monotonic", traces_[source].info.id,
+        format_number(sample.time_s), last->second, format_number(last->first)));
+  }
+  last = std::make_pair(sample.time_s, place);
+  if (sample.power_w && std::isnan(*sample.power_w)) sample.power_w.reset();
+  if (sample.energy_j && std::isnan(*sample.energy_j)) sample.energy_j.reset();
+  if (!sample.power_w && !sample.energy_j) {
+    dropped_.push_back(place);
+    return;
+  }
+  traces_[source].samples.push_back(std::move(sample));
+}
+
+std::vector<PowerTrace> TraceCollector::finish(TraceWarnings* warnings,
+                                               const std::string& dropped_what) {
+  if (!dropped_.empty()) {
+    messages_.insert(
+        messages_.begin(),
+        fmt::format("{}: {} row{} with {} dropped ({})", file_, dropped_.size(),
+                    dropped_.size() == 1 ? "" : "s", dropped_what, place_list(dropped_)));
+  }
+  std::vector<PowerTrace> usable;
+  for (PowerTrace& trace : traces_) {
+    if (trace.samples.empty()) {
+      messages_.push_back(fmt::format("{}: source '{}' has no usable samples and is omitted", file_,
+                                      trace.info.id));
+    } else {
+      usable.push_back(std::move(trace));
+    }
+  }
+  if (usable.empty()) {
+    std::string why;
+    for (const std::string& m : messages_) why += (why.empty() ? " (" : "; ") + m;
+    if (!why.empty()) why += ")";
+    throw InvalidInput(file_ +
+                       ": no usable samples: expected at least one row with a power or "
+                       "energy reading" +
+                       why);
+  }
+  if (warnings != nullptr) {
+    for (std::string& m : messages_) warnings->messages.push_back(std::move(m));
+  }
+  return usable;
+}
+
 }  // namespace nnergy::measure
