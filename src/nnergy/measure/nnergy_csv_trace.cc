@@ -125,11 +125,11 @@ std::optional<double> optional_cell(const std::string& file, const Line& line,
   return value;
 }
 
-std::vector<PowerTrace> read_nnergy_csv(const Lines& lines, std::size_t header_index,
-                                        TraceCollector& collector, TraceWarnings* warnings) {
-  const std::string& file = collector.file();
-  for (std::size_t i = 0; i < header_index; ++i) {
-    const Line& line = lines.lines[i];
+std::vector<PowerTrace> read_nnergy_csv(const TraceText& trace, TraceWarnings* warnings) {
+  const std::string& file = trace.label;
+  TraceCollector collector(file);
+  for (std::size_t i = 0; i < trace.header_index; ++i) {
+    const Line& line = trace.lines.lines[i];
     if (line.text.substr(0, kSourcePrefix.size()) != kSourcePrefix) continue;
     const SourceInfo info = parse_source_line(file, line);
     if (collector.has_source(info.id)) {
@@ -138,42 +138,39 @@ std::vector<PowerTrace> read_nnergy_csv(const Lines& lines, std::size_t header_i
     }
     collector.source(info);
   }
-  const Line& header = lines.lines[header_index];
-  for_each_row(
-      lines, header_index + 1, header, kCsvColumns.size(), collector,
-      [&](const Line& line, const std::vector<std::string>& cells) {
-        if (!collector.has_source(cells[0])) {
-          throw InvalidInput(fmt::format(
-              "{}: line {}: source '{}' is not declared by a '# source:' line before the "
-              "header",
-              file, line.number, cells[0]));
-        }
-        PowerSample s;
-        const std::optional<double> time = parse_number(cells[1]);
-        if (!time || !std::isfinite(*time)) {
-          throw InvalidInput(
-              fmt::format("{}: line {}: column time_s: expected a number in s, found '{}'", file,
-                          line.number, cells[1]));
-        }
-        s.time_s = *time;
-        s.epoch_s = optional_cell(file, line, "epoch_s", cells[2], "s").value_or(0.0);
-        s.power_w = optional_cell(file, line, "power_w", cells[3], "W");
-        s.energy_j = optional_cell(file, line, "energy_j", cells[4], "J");
-        s.sm_clock_mhz = optional_cell(file, line, "sm_clock_mhz", cells[5], "MHz");
-        s.memory_clock_mhz = optional_cell(file, line, "memory_clock_mhz", cells[6], "MHz");
-        s.temperature_c = optional_cell(file, line, "temperature_c", cells[7], "°C");
-        if (!cells[8].empty()) {
-          const std::optional<std::uint64_t> bits = parse_bits(cells[8]);
-          if (!bits) {
-            throw InvalidInput(
-                fmt::format("{}: line {}: column throttle_reasons: expected an unsigned integer "
-                            "(decimal or 0x-hex) or nothing, found '{}'",
-                            file, line.number, cells[8]));
-          }
-          s.throttle_reasons = *bits;
-        }
-        collector.add(collector.index_of(cells[0]), s, fmt::format("line {}", line.number));
-      });
+  for_each_row(trace, collector, [&](const Line& line, const std::vector<std::string>& cells) {
+    if (!collector.has_source(cells[0])) {
+      throw InvalidInput(
+          fmt::format("{}: line {}: source '{}' is not declared by a '# source:' line before the "
+                      "header",
+                      file, line.number, cells[0]));
+    }
+    PowerSample s;
+    const std::optional<double> time = parse_number(cells[1]);
+    if (!time || !std::isfinite(*time)) {
+      throw InvalidInput(
+          fmt::format("{}: line {}: column time_s: expected a number in s, found '{}'", file,
+                      line.number, cells[1]));
+    }
+    s.time_s = *time;
+    s.epoch_s = optional_cell(file, line, "epoch_s", cells[2], "s").value_or(0.0);
+    s.power_w = optional_cell(file, line, "power_w", cells[3], "W");
+    s.energy_j = optional_cell(file, line, "energy_j", cells[4], "J");
+    s.sm_clock_mhz = optional_cell(file, line, "sm_clock_mhz", cells[5], "MHz");
+    s.memory_clock_mhz = optional_cell(file, line, "memory_clock_mhz", cells[6], "MHz");
+    s.temperature_c = optional_cell(file, line, "temperature_c", cells[7], "°C");
+    if (!cells[8].empty()) {
+      const std::optional<std::uint64_t> bits = parse_bits(cells[8]);
+      if (!bits) {
+        throw InvalidInput(
+            fmt::format("{}: line {}: column throttle_reasons: expected an unsigned integer "
+                        "(decimal or 0x-hex) or nothing, found '{}'",
+                        file, line.number, cells[8]));
+      }
+      s.throttle_reasons = *bits;
+    }
+    collector.add(collector.index_of(cells[0]), s, fmt::format("line {}", line.number));
+  });
   return collector.finish(warnings, "neither power nor energy");
 }
 
@@ -186,8 +183,7 @@ class NnergyCsvFormat : public PowerTraceFormat {
     return std::equal(cells.begin(), cells.end(), kCsvColumns.begin(), kCsvColumns.end());
   }
   std::vector<PowerTrace> read(const TraceText& file, TraceWarnings* warnings) const override {
-    TraceCollector collector(file.label);
-    return read_nnergy_csv(file.lines, file.header_index, collector, warnings);
+    return read_nnergy_csv(file, warnings);
   }
 };
 

@@ -55,9 +55,9 @@ bool json_bool(const std::string& file, const std::string& where, const json& ob
   return it->get<bool>();
 }
 
-std::vector<PowerTrace> read_nnergy_json(const std::string& text, TraceCollector& collector,
+std::vector<PowerTrace> read_nnergy_json(const std::string& text, const std::string& file,
                                          TraceWarnings* warnings) {
-  const std::string& file = collector.file();
+  TraceCollector collector(file);
   json root;
   try {
     root = json::parse(text);
@@ -130,8 +130,7 @@ class NnergyJsonFormat : public PowerTraceFormat {
   std::string name() const override { return "nnergy-json"; }
   bool recognizes(const TraceText& file) const override { return file.json; }
   std::vector<PowerTrace> read(const TraceText& file, TraceWarnings* warnings) const override {
-    TraceCollector collector(file.label);
-    return read_nnergy_json(file.text, collector, warnings);
+    return read_nnergy_json(file.text, file.label, warnings);
   }
 };
 

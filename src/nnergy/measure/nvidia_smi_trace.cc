@@ -219,11 +219,12 @@ std::optional<double> smi_number(const std::string& file, const Line& line, cons
   return parsed;
 }
 
-std::vector<PowerTrace> read_nvidia_smi_csv(const Lines& lines, std::size_t header_index,
-                                            std::vector<SmiColumn> columns,
-                                            TraceCollector& collector, TraceWarnings* warnings) {
-  const std::string& file = collector.file();
-  const Line& header = lines.lines[header_index];
+std::vector<PowerTrace> read_nvidia_smi_csv(const TraceText& trace,
+                                            const std::vector<SmiColumn>& columns,
+                                            TraceWarnings* warnings) {
+  const std::string& file = trace.label;
+  TraceCollector collector(file);
+  const Line& header = trace.header();
   std::map<SmiField, SmiColumn> by_field;
   for (const SmiColumn& c : columns) by_field.emplace(c.spec->field, c);  // first one wins
   const SmiColumn* power = nullptr;
@@ -258,88 +259,86 @@ std::vector<PowerTrace> read_nvidia_smi_csv(const Lines& lines, std::size_t head
   std::optional<LocalTimestamp> first_time;
   LocalTimeParser time_parser;
 
-  for_each_row(
-      lines, header_index + 1, header, csv::split_line(header.text).size(), collector,
-      [&](const Line& line, const std::vector<std::string>& cells) {
-        const std::string_view time_text = trim(cells[timestamp->position]);
-        const std::optional<LocalTimestamp> time = time_parser.parse(time_text);
-        if (!time) {
-          throw InvalidInput(
-              fmt::format("{}: line {}: column 'timestamp': expected local time as "
-                          "YYYY/MM/DD HH:MM:SS.fff, found '{}'",
-                          file, line.number, time_text));
-        }
-        if (!first_time) first_time = time;
-        std::string gpu = "0";
-        if (index != nullptr) {
-          const std::optional<std::string_view> text = smi_value(cells[index->position]);
-          if (!text || !parse_bits(*text) || text->substr(0, 2) == "0x") {
-            throw InvalidInput(
-                fmt::format("{}: line {}: column 'index': expected a GPU index "
-                            "(an unsigned integer), found '{}'",
-                            file, line.number, trim(cells[index->position])));
-          }
-          gpu = std::string(*text);
-        }
-        SourceInfo description;
-        description.id = "nvidia-smi:" + gpu;
-        const bool is_new = !collector.has_source(description.id);
-        const std::size_t source = collector.source(description);
-        SourceInfo& info = collector.info(source);
-        if (is_new) {
-          info.kind = "gpu";
-          info.name = "GPU " + gpu;
-          info.has_power = true;
-          info.has_energy_counter = false;
-          info.power_is_averaged = averaged;
-        }
-        // Descriptive columns: the first present value describes the GPU.
-        if (const SmiColumn* c = column(SmiField::kName); c != nullptr && is_new) {
-          if (const auto value = smi_value(cells[c->position])) info.name = std::string(*value);
-        }
-        if (const SmiColumn* c = column(SmiField::kUuid); c != nullptr && info.uuid.empty()) {
-          if (const auto value = smi_value(cells[c->position])) info.uuid = std::string(*value);
-        }
-        if (const SmiColumn* c = column(SmiField::kDriver);
-            c != nullptr && info.driver_version.empty()) {
-          if (const auto value = smi_value(cells[c->position])) {
-            info.driver_version = std::string(*value);
-          }
-        }
-        if (power_limit != nullptr && !info.power_limit_w) {
-          info.power_limit_w = smi_number(file, line, *power_limit, cells[power_limit->position]);
-        }
+  for_each_row(trace, collector, [&](const Line& line, const std::vector<std::string>& cells) {
+    const std::string_view time_text = trim(cells[timestamp->position]);
+    const std::optional<LocalTimestamp> time = time_parser.parse(time_text);
+    if (!time) {
+      throw InvalidInput(
+          fmt::format("{}: line {}: column 'timestamp': expected local time as "
+                      "YYYY/MM/DD HH:MM:SS.fff, found '{}'",
+                      file, line.number, time_text));
+    }
+    if (!first_time) first_time = time;
+    std::string gpu = "0";
+    if (index != nullptr) {
+      const std::optional<std::string_view> text = smi_value(cells[index->position]);
+      if (!text || !parse_bits(*text) || text->substr(0, 2) == "0x") {
+        throw InvalidInput(
+            fmt::format("{}: line {}: column 'index': expected a GPU index "
+                        "(an unsigned integer), found '{}'",
+                        file, line.number, trim(cells[index->position])));
+      }
+      gpu = std::string(*text);
+    }
+    SourceInfo description;
+    description.id = "nvidia-smi:" + gpu;
+    const bool is_new = !collector.has_source(description.id);
+    const std::size_t source = collector.source(description);
+    SourceInfo& info = collector.info(source);
+    if (is_new) {
+      info.kind = "gpu";
+      info.name = "GPU " + gpu;
+      info.has_power = true;
+      info.has_energy_counter = false;
+      info.power_is_averaged = averaged;
+    }
+    // Descriptive columns: the first present value describes the GPU.
+    if (const SmiColumn* c = column(SmiField::kName); c != nullptr && is_new) {
+      if (const auto value = smi_value(cells[c->position])) info.name = std::string(*value);
+    }
+    if (const SmiColumn* c = column(SmiField::kUuid); c != nullptr && info.uuid.empty()) {
+      if (const auto value = smi_value(cells[c->position])) info.uuid = std::string(*value);
+    }
+    if (const SmiColumn* c = column(SmiField::kDriver);
+        c != nullptr && info.driver_version.empty()) {
+      if (const auto value = smi_value(cells[c->position])) {
+        info.driver_version = std::string(*value);
+      }
+    }
+    if (power_limit != nullptr && !info.power_limit_w) {
+      info.power_limit_w = smi_number(file, line, *power_limit, cells[power_limit->position]);
+    }
 
-        PowerSample s;
-        // Differences of whole seconds and of fractions separately: keeps the millisecond digits
-        // exact instead of losing them to the ~1.7e9 magnitude of epoch seconds.
-        s.time_s = static_cast<double>(time->seconds - first_time->seconds) +
-                   (time->fraction_s - first_time->fraction_s);
-        s.epoch_s = static_cast<double>(time->seconds) + time->fraction_s;
-        s.power_w = smi_number(file, line, *power, cells[power->position]);
-        if (sm_clock != nullptr) {
-          s.sm_clock_mhz = smi_number(file, line, *sm_clock, cells[sm_clock->position]);
+    PowerSample s;
+    // Differences of whole seconds and of fractions separately: keeps the millisecond digits
+    // exact instead of losing them to the ~1.7e9 magnitude of epoch seconds.
+    s.time_s = static_cast<double>(time->seconds - first_time->seconds) +
+               (time->fraction_s - first_time->fraction_s);
+    s.epoch_s = static_cast<double>(time->seconds) + time->fraction_s;
+    s.power_w = smi_number(file, line, *power, cells[power->position]);
+    if (sm_clock != nullptr) {
+      s.sm_clock_mhz = smi_number(file, line, *sm_clock, cells[sm_clock->position]);
+    }
+    if (memory_clock != nullptr) {
+      s.memory_clock_mhz = smi_number(file, line, *memory_clock, cells[memory_clock->position]);
+    }
+    if (temperature != nullptr) {
+      s.temperature_c = smi_number(file, line, *temperature, cells[temperature->position]);
+    }
+    if (throttle != nullptr) {
+      if (const auto value = smi_value(cells[throttle->position])) {
+        const std::optional<std::uint64_t> bits = parse_bits(*value);
+        if (!bits) {
+          throw InvalidInput(
+              fmt::format("{}: line {}: column '{}': expected clock-event "
+                          "reason bits such as 0x0000000000000004, found '{}'",
+                          file, line.number, throttle->header, *value));
         }
-        if (memory_clock != nullptr) {
-          s.memory_clock_mhz = smi_number(file, line, *memory_clock, cells[memory_clock->position]);
-        }
-        if (temperature != nullptr) {
-          s.temperature_c = smi_number(file, line, *temperature, cells[temperature->position]);
-        }
-        if (throttle != nullptr) {
-          if (const auto value = smi_value(cells[throttle->position])) {
-            const std::optional<std::uint64_t> bits = parse_bits(*value);
-            if (!bits) {
-              throw InvalidInput(
-                  fmt::format("{}: line {}: column '{}': expected clock-event "
-                              "reason bits such as 0x0000000000000004, found '{}'",
-                              file, line.number, throttle->header, *value));
-            }
-            s.throttle_reasons = *bits;
-          }
-        }
-        collector.add(source, s, fmt::format("line {}", line.number));
-      });
+        s.throttle_reasons = *bits;
+      }
+    }
+    collector.add(source, s, fmt::format("line {}", line.number));
+  });
   return collector.finish(warnings, "empty, N/A or NaN power");
 }
 
@@ -350,9 +349,7 @@ class NvidiaSmiFormat : public PowerTraceFormat {
     return !file.json && !parse_smi_header(file.label, file.header()).empty();
   }
   std::vector<PowerTrace> read(const TraceText& file, TraceWarnings* warnings) const override {
-    TraceCollector collector(file.label);
-    return read_nvidia_smi_csv(file.lines, file.header_index,
-                               parse_smi_header(file.label, file.header()), collector, warnings);
+    return read_nvidia_smi_csv(file, parse_smi_header(file.label, file.header()), warnings);
   }
 };
 

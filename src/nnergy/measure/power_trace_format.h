@@ -4,13 +4,18 @@
 // nnergy's JSON and CSV traces and nvidia-smi --format=csv logs, one file each. Internal to
 // measure/.
 
+#include <fmt/format.h>
+
 #include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "nnergy/core/csv.h"
+#include "nnergy/core/error.h"
 #include "nnergy/core/registry.h"
+#include "nnergy/core/text.h"
 #include "nnergy/measure/trace_file.h"
 #include "nnergy/measure/trace_reading.h"
 
@@ -31,6 +36,35 @@ struct TraceText {
 /// The TraceText of `text` (both arguments must outlive it). Throws InvalidInput naming
 /// `file_label` for a file with nothing but white space, or no header after its comment lines.
 TraceText trace_text(const std::string& text, const std::string& file_label);
+
+/// The data lines after the header of `file` (not JSON): skips blank and '#' lines, drops a
+/// truncated last line (fewer fields and no newline at the end of the file, as left by a logger
+/// killed mid-write) with a warning, and rejects other lines whose field count differs from the
+/// header's. Calls `handle(line, cells)` for each.
+template <typename RowHandler>
+void for_each_row(const TraceText& file, TraceCollector& collector, RowHandler&& handle) {
+  const Lines& lines = file.lines;
+  const Line& header = file.header();
+  const std::size_t field_count = csv::split_line(header.text).size();
+  for (std::size_t i = file.header_index + 1; i < lines.lines.size(); ++i) {
+    const Line& line = lines.lines[i];
+    if (trim(line.text).empty() || line.text.front() == '#') continue;
+    std::vector<std::string> fields = csv::split_line(line.text);
+    if (fields.size() != field_count) {
+      const bool last = i + 1 == lines.lines.size();
+      if (last && !lines.last_has_newline && fields.size() < field_count) {
+        collector.warn(fmt::format(
+            "{}: line {}: truncated last line dropped ({} of {} fields, no newline at the end)",
+            file.label, line.number, fields.size(), field_count));
+        continue;
+      }
+      throw InvalidInput(fmt::format(
+          "{}: line {}: expected {} comma-separated fields as in the header (line {}), found {}",
+          file.label, line.number, field_count, header.number, fields.size()));
+    }
+    handle(line, fields);
+  }
+}
 
 /// One format of power traces.
 class PowerTraceFormat {

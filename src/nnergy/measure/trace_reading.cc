@@ -1,9 +1,13 @@
 #include "nnergy/measure/trace_reading.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <system_error>
+
+#include "nnergy/core/error.h"
 
 namespace nnergy::measure {
 

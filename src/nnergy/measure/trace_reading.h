@@ -4,8 +4,6 @@
 // the collection of samples per source with the checks every format makes (strictly increasing
 // times, rows without a reading dropped and counted), and number parsing. Internal to measure/.
 
-#include <fmt/format.h>
-
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -16,9 +14,6 @@
 #include <utility>
 #include <vector>
 
-#include "nnergy/core/csv.h"
-#include "nnergy/core/error.h"
-#include "nnergy/core/text.h"
 #include "nnergy/measure/trace_file.h"
 
 namespace nnergy::measure {
@@ -66,8 +61,6 @@ class TraceCollector {
  public:
   explicit TraceCollector(std::string file_label) : file_(std::move(file_label)) {}
 
-  const std::string& file() const { return file_; }
-
   // Index of the trace for `info.id`, created on first use.
   std::size_t source(const SourceInfo& info) {
     const auto [it, inserted] = index_.emplace(info.id, traces_.size());
@@ -99,31 +92,5 @@ class TraceCollector {
   std::vector<std::string> dropped_;
   std::vector<std::string> messages_;
 };
-
-/// Data lines after the header: skips blank and '#' lines, drops a truncated last line (fewer
-/// fields and no newline at the end of the file, as left by a logger killed mid-write) with a
-/// warning, and rejects other lines whose field count differs from the header's.
-template <typename RowHandler>
-void for_each_row(const Lines& lines, std::size_t first, const Line& header,
-                  std::size_t field_count, TraceCollector& collector, RowHandler&& handle) {
-  for (std::size_t i = first; i < lines.lines.size(); ++i) {
-    const Line& line = lines.lines[i];
-    if (trim(line.text).empty() || line.text.front() == '#') continue;
-    std::vector<std::string> fields = csv::split_line(line.text);
-    if (fields.size() != field_count) {
-      const bool last = i + 1 == lines.lines.size();
-      if (last && !lines.last_has_newline && fields.size() < field_count) {
-        collector.warn(fmt::format(
-            "{}: line {}: truncated last line dropped ({} of {} fields, no newline at the end)",
-            collector.file(), line.number, fields.size(), field_count));
-        continue;
-      }
-      throw InvalidInput(fmt::format(
-          "{}: line {}: expected {} comma-separated fields as in the header (line {}), found {}",
-          collector.file(), line.number, field_count, header.number, fields.size()));
-    }
-    handle(line, fields);
-  }
-}
 
 }  // namespace nnergy::measure
