@@ -27,7 +27,7 @@ struct CompareOptions {
   std::vector<std::string> dims;
   std::string devices_file;
   std::string mode = "inference";
-  std::string precision = "fp32";
+  std::optional<std::string> precision;  ///< default: the file's tensor type
   std::optional<double> host_launch_us;
   std::optional<std::string> optimizer;
   bool json = false;
@@ -79,7 +79,7 @@ std::string run_compare(const CompareOptions& o, const std::string& command_line
   r.dims = parse_dim_bindings(o.dims);
   r.devices_file = o.devices_file;
   r.mode = graph::parse_mode(o.mode, "--mode");
-  r.precision = device::parse_precision(o.precision, "--precision");
+  if (o.precision) r.precision = device::parse_precision(*o.precision, "--precision");
   r.host_launch_us = o.host_launch_us;
   if (o.optimizer) r.optimizer = graph::parse_optimizer(*o.optimizer, "--optimizer");
   const report::ComparisonReport report = api::compare(r);
@@ -116,8 +116,9 @@ void add_compare_command(CLI::App& app, CommandRun* selected, const std::string&
   cmd->add_option("--devices-file", options->devices_file,
                   "extra device catalog (JSON) whose devices replace or add to the built-in ones");
   cmd->add_option("--mode", options->mode, "inference or training")->capture_default_str();
-  cmd->add_option("--precision", options->precision, "fp32, tf32, fp16, bf16 or fp64")
-      ->capture_default_str();
+  cmd->add_option("--precision", options->precision,
+                  "fp32, tf32, fp16, bf16 or fp64; default: the type the file stores its "
+                  "tensors in, else fp32");
   cmd->add_option("--host-launch-us", options->host_launch_us,
                   "host CPU time to launch one kernel in inference, us; training takes the "
                   "calibrated multiple of it (default: the calibrated eager PyTorch value; 0: the "

@@ -32,7 +32,7 @@ struct PredictOptions {
   std::optional<double> host_launch_us;  ///< default: the calibrated eager-PyTorch value
   bool sweep = false;
   std::optional<double> sweep_step_mhz;
-  std::string precision = "fp32";
+  std::optional<std::string> precision;  ///< default: the file's tensor type
   std::optional<std::string> optimizer;
   std::string whitelist;
   std::size_t top = 25;
@@ -57,7 +57,7 @@ api::PredictRequest to_request(const PredictOptions& o, const std::string& comma
   r.mode = graph::parse_mode(o.mode, "--mode");
   r.batch = o.batch;
   r.dims = parse_dim_bindings(o.dims);
-  r.precision = device::parse_precision(o.precision, "--precision");
+  if (o.precision) r.precision = device::parse_precision(*o.precision, "--precision");
   r.clock_mhz = o.clock_mhz;
   r.power_limit_w = o.power_limit_w;
   r.host_launch_us = o.host_launch_us;
@@ -124,8 +124,10 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
                 "predict over the device's clocks and name the energy- and EDP-optimal ones");
   cmd->add_option("--sweep-step-mhz", options->sweep_step_mhz,
                   "clock step of the sweep in MHz (default: the device's, at most ~100 points)");
-  cmd->add_option("--precision", options->precision, "fp32, tf32, fp16, bf16 or fp64")
-      ->capture_default_str();
+  cmd->add_option(
+      "--precision", options->precision,
+      "fp32, tf32, fp16, bf16, fp64, fp8 or int8; default: the type the file stores its "
+      "tensors in (fp16 for an fp16 export), else fp32");
   cmd->add_option("--optimizer", options->optimizer,
                   "training: sgd, sgd-momentum (default), adam or adamw");
   cmd->add_option("--whitelist", options->whitelist,

@@ -9,8 +9,8 @@ from nnergy._records import dataframe
 
 
 def compare(model, example_input=None, *, devices=None, batch=None, batches=None,
-            mode="inference", precision="fp32", dims=None, host_launch_us=None, optimizer=None,
-            devices_file=None, html=None, opset_version=13):
+            mode="inference", precision=None, dims=None, host_launch_us=None, optimizer=None,
+            devices_file=None, html=None, opset_version=None):
     """Predicts `model` on several devices and ranks them (api::compare, `nnergy compare`).
 
     model          a zoo name, the path of an .onnx file, or a torch.nn.Module with

@@ -170,10 +170,10 @@ def _command_line(model_text, arguments):
 
 
 def predict(model, example_input=None, *, device=None, batch=None, mode="inference",
-            precision="fp32", dims=None, clock_mhz=None, power_limit_w=None, host_launch_us=None,
+            precision=None, dims=None, clock_mhz=None, power_limit_w=None, host_launch_us=None,
             sweep_clocks=False, sweep_step_mhz=None, optimizer=None, whitelist=None, error=None,
             alpha=None, ignore_memory=False, predictor_file=None, devices_file=None,
-            opset_version=13, onnx_path=None):
+            opset_version=None, onnx_path=None):
     """Predicts per-layer and network time, power and energy of one iteration (api::predict).
 
     model          a zoo name (nnergy.zoo()), the path of an .onnx file, or a torch.nn.Module,
@@ -184,7 +184,9 @@ def predict(model, example_input=None, *, device=None, batch=None, mode="inferen
     device         catalog id or alias (nnergy.devices()); default a100-40gb
     batch          samples per iteration; default: the file's fixed batch, else 1; for a module,
                    the leading dimension of example_input
-    mode           "inference" or "training"; precision: fp32, tf32, fp16, bf16 or fp64
+    mode           "inference" or "training"
+    precision      fp32, tf32, fp16, bf16 or fp64; default: the type the file (or the module's
+                   parameters) stores its tensors in, else fp32
     dims           {name: value} for other symbolic dimensions
     clock_mhz      core clock, MHz (default boost); power_limit_w: board power limit, W
     host_launch_us host time to launch one kernel in inference, µs; training takes the
@@ -196,7 +198,8 @@ def predict(model, example_input=None, *, device=None, batch=None, mode="inferen
     ignore_memory  predict even when the estimated device memory exceeds the device's
     predictor_file a model file written by `nnergy train` (.nnp); default: the analytical model
     devices_file   an extra device catalog (JSON)
-    opset_version  ONNX opset of the export of a module; onnx_path: keep that export here
+    opset_version  ONNX opset of the export of a module; default: the highest both the installed
+                   torch and nnergy's ONNX library support; onnx_path: keep that export here
 
     Returns a Prediction. Raises nnergy.InvalidInput for bad arguments (naming them as keywords,
     e.g. batch=0), a model that is neither a name, a path nor a module, and a module that

@@ -2,6 +2,7 @@
 
 import torch
 
+from nnergy import _core
 from nnergy._core import InvalidInput
 
 
@@ -24,11 +25,23 @@ def leading_dimension(example_input):
     return int(_inputs(example_input)[0].shape[0])
 
 
-def export_module(module, example_input, path, training, opset_version):
+def highest_opset():
+    """The opset a module is exported at by default: the highest the installed torch exports and
+    nnergy's ONNX library knows (torch 1.13: 17; torch 2.x exports newer ones, whose operator
+    versions nnergy's shape inference would not know)."""
+    from torch.onnx import _constants
+    torch_max = getattr(_constants, "ONNX_MAX_OPSET", None) or _constants.onnx_main_opset
+    return min(int(torch_max), int(_core.max_onnx_opset))
+
+
+def export_module(module, example_input, path, training, opset_version=None):
     """Writes `module` to `path` as ONNX with torch.onnx.export: inputs named input0, input1, ...
     with a dynamic leading axis "batch"; in training mode with TrainingMode.TRAINING and without
-    constant folding (BatchNorm and Dropout kept), else in eval mode. Raises InvalidInput naming
-    the module and the exporter's error when the export fails."""
+    constant folding (BatchNorm and Dropout kept), else in eval mode; at `opset_version`, default
+    highest_opset(). Raises InvalidInput naming the module and the exporter's error when the
+    export fails."""
+    if opset_version is None:
+        opset_version = highest_opset()
     inputs = _inputs(example_input)
     names = [f"input{i}" for i in range(len(inputs))]
     mode = torch.onnx.TrainingMode.TRAINING if training else torch.onnx.TrainingMode.EVAL

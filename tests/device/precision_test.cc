@@ -38,9 +38,10 @@ std::string precision_message(const std::string& name) {
 
 TEST(Precision, UnknownNameListsTheAcceptedNamesAndTheNearest) {
   const std::string accepted =
-      "--precision: expected a precision, fp32, fp64, tf32, fp16 or bf16 (any case; also "
-      "float32, float, float64, double, float16, half, bfloat16), found ";
-  EXPECT_EQ(precision_message("int8"), accepted + "'int8' (unknown precision)");
+      "--precision: expected a precision, fp32, fp64, tf32, fp16, bf16, fp8, fp4 or int8 (any "
+      "case; also float32, float, float64, double, float16, half, bfloat16, e4m3, float8), found ";
+  EXPECT_EQ(precision_message("int4"),
+            accepted + "'int4' (unknown precision); did you mean 'int8'?");
   EXPECT_EQ(precision_message("fp166"),
             accepted + "'fp166' (unknown precision); did you mean 'fp16'?");
   EXPECT_EQ(precision_message("doubel"),

@@ -367,39 +367,62 @@ TEST(OnnxImporter, FixedBatchIsKeptWhenNoBatchIsAsked) {
   EXPECT_EQ(net.tensor(only_node(net, "MatMul").outputs[0]).shape, (Shape{1, 10}));
 }
 
-TEST(OnnxImporter, FixedBatchThatCannotBeReboundIsRefusedWithTheExportFix) {
-  // A target that folds the batch into another axis ([1*4*2, 2]): at batch 3 it no longer
-  // matches the element count, and nothing says which entry held the batch.
+TEST(OnnxImporter, FixedBatchFoldedIntoATargetIsReboundAsItsOuterFactor) {
+  // x.reshape(-1, 2) at batch 1 wrote [1*4*2, 2]: the batch is the outer factor of the first
+  // entry (row-major order), so at batch 3 the target is [24, 2].
   OnnxBuilder b;
   b.input("input", {1, 4, 2, 2}).output("output");
   b.int64_initializer("target", {8, 2});
   b.node("Reshape", {"input", "target"}, {"output"}, "/Reshape");
   DimBindings bindings;
   bindings.batch = 3;
+  const Network net = import_onnx_bytes(b.bytes(), "dir/static.onnx", bindings);
+  EXPECT_EQ(net.batch, 3);
+  EXPECT_EQ(net.tensor(only_node(net, "Reshape").outputs[0]).shape, (Shape{24, 2}));
+}
+
+TEST(OnnxImporter, FixedBatchThatCannotBeReboundIsRefusedWithTheExportFix) {
+  // A constant the exporter wrote at the exported batch ([2, 4], e.g. a mask expanded to the
+  // batch): at batch 3 it no longer broadcasts, and its values cannot be re-made.
+  OnnxBuilder b;
+  b.input("input", {2, 4}).output("output");
+  b.initializer("mask", {2, 4});
+  b.node("Add", {"input", "mask"}, {"output"}, "/Add");
+  DimBindings bindings;
+  bindings.batch = 3;
   const std::string message =
       message_of([&] { import_onnx_bytes(b.bytes(), "dir/static.onnx", bindings); });
-  EXPECT_THAT(message, HasSubstr("dir/static.onnx: input 'input' has a fixed batch of 1"));
+  EXPECT_THAT(message, HasSubstr("dir/static.onnx: input 'input' has a fixed batch of 2"));
   EXPECT_THAT(message, HasSubstr("--batch 3 cannot be applied soundly"));
   EXPECT_THAT(message,
               HasSubstr("torch.onnx.export(model, x, \"static.onnx\", input_names=[\"input\"], "
                         "output_names=[\"output\"], dynamic_axes={\"input\": {0: \"batch\"}, "
                         "\"output\": {0: \"batch\"}})"));
-  EXPECT_THAT(message, HasSubstr("or predict with --batch 1"));
+  EXPECT_THAT(message, HasSubstr("or predict with --batch 2"));
 }
 
-TEST(OnnxImporter, FixedBatchWhoseOutputWouldNotScaleIsRefused) {
-  // The target [4, 4] is consistent at batch 1 and at batch 4 alike, but at batch 4 the output
-  // would not grow with the batch: a silently wrong answer, so it is refused.
+TEST(OnnxImporter, AFileWithoutABatchAxisComputesOneSampleAndRefusesAnother) {
+  // The reduction over axis 0 mixes the samples and the reshape splits axis 1: no axis is
+  // independent per sample, so the file computes one sample; another batch is refused (not
+  // re-bound into an output that would silently stay [1, 4]). (A leading axis of 1 would be
+  // taken as the batch of a batch-1 export: see FixedBatchIsKeptWhenNoBatchIsAsked.)
   OnnxBuilder b;
-  b.input("input", {1, 16}).output("output");
+  b.input("input", {2, 16}).output("output");
   b.int64_initializer("target", {-1, 4});
   b.int64_initializer("sum_axes", {0});
   b.node("Reshape", {"input", "target"}, {"r"}, "/Reshape");
   b.node("ReduceSum", {"r", "sum_axes"}, {"output"}, "/Sum");
+  const Network one = import_onnx_bytes(b.bytes(), "sum.onnx", DimBindings{});
+  EXPECT_EQ(one.batch, 1);
+  ASSERT_FALSE(one.import_notes.empty());
+  EXPECT_THAT(one.import_notes[0], HasSubstr("no batch axis"));
   DimBindings bindings;
   bindings.batch = 4;
-  EXPECT_THAT(message_of([&] { import_onnx_bytes(b.bytes(), "sum.onnx", bindings); }),
-              HasSubstr("output 'output' would be [1, 4] instead of scaling with the batch"));
+  const std::string message =
+      message_of([&] { import_onnx_bytes(b.bytes(), "sum.onnx", bindings); });
+  EXPECT_THAT(message, HasSubstr("sum.onnx: 'input' has no batch axis"));
+  EXPECT_THAT(message, HasSubstr("node '/Sum' (ReduceSum) reduces over it"));
+  EXPECT_THAT(message, HasSubstr("--batch 4 cannot be applied"));
 }
 
 TEST(OnnxImporter, AnUnboundSymbolicDimensionSaysHowToBindIt) {

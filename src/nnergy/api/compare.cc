@@ -7,9 +7,12 @@
 #include <thread>
 
 #include "nnergy/api/predict.h"
+#include "nnergy/api/run_precision.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
+#include "nnergy/graph/onnx_importer.h"
+#include "nnergy/graph/zoo.h"
 
 namespace nnergy::api {
 
@@ -65,7 +68,8 @@ struct DeviceResult {
 
 // One device at every batch: a prediction at the boost clock with a clock sweep, then the
 // prediction at the sweep's energy-optimal clock (host-bound flags and memory come from it).
-DeviceResult compare_device(const CompareRequest& request, const std::string& device_id,
+DeviceResult compare_device(const CompareRequest& request, device::Precision precision,
+                            const std::string& device_id,
                             const std::vector<std::optional<std::int64_t>>& batches) {
   DeviceResult out;
   for (const std::optional<std::int64_t>& batch : batches) {
@@ -78,7 +82,7 @@ DeviceResult compare_device(const CompareRequest& request, const std::string& de
     p.mode = request.mode;
     p.batch = batch;
     p.dims = request.dims;
-    p.precision = request.precision;
+    p.precision = precision;
     p.host_launch_us = request.host_launch_us;
     p.optimizer = request.optimizer;
     p.ignore_memory = true;  // a run that does not fit is shown as such, not refused
@@ -106,17 +110,28 @@ report::ComparisonReport compare(const CompareRequest& request) {
                          ": expected positive integers");
     }
   }
+  const std::filesystem::path data_dir = data_directory();
   const device::DeviceCatalog catalog =
-      device::DeviceCatalog::load_with_user(data_directory(), request.devices_file);
+      device::DeviceCatalog::load_with_user(data_dir, request.devices_file);
   report::ComparisonReport report;
+  // The precision decides which devices can run the model, so it is settled first.
+  graph::DimBindings bindings;
+  if (!request.batches.empty()) bindings.batch = request.batches.front();
+  bindings.named = request.dims;
+  bindings.names = request.names;
+  const detail::RunPrecision run = detail::run_precision(
+      request.precision,
+      graph::import_onnx(graph::resolve_model(request.model, data_dir), bindings), request.names);
+  const device::Precision precision = run.precision;
+  if (!run.note.empty()) report.notes.push_back(run.note);
   std::vector<std::string> ids;
   const std::string device_setting = setting_name(request.names, "devices");
   if (request.devices.empty()) {
     for (const device::DeviceSpec& d : catalog.devices()) {
       if (!is_gpu(d)) continue;
-      if (!d.peak(request.precision)) {
+      if (!d.peak(precision)) {
         report.notes.push_back(fmt::format("{} left out: no {} peak in the catalog", d.id,
-                                           device::to_string(request.precision)));
+                                           device::to_string(precision)));
         continue;
       }
       ids.push_back(d.id);
@@ -130,7 +145,7 @@ report::ComparisonReport compare(const CompareRequest& request) {
   }
   if (ids.empty()) throw InvalidInput(device_setting + ": no device to compare");
   for (const std::string& id : ids) {
-    report.devices.push_back(compared_device(catalog.find(id, device_setting), request.precision));
+    report.devices.push_back(compared_device(catalog.find(id, device_setting), precision));
   }
 
   std::vector<std::optional<std::int64_t>> batches;
@@ -145,7 +160,7 @@ report::ComparisonReport compare(const CompareRequest& request) {
     std::vector<std::future<DeviceResult>> running;
     for (std::size_t i = start; i < std::min(ids.size(), start + workers); ++i) {
       running.push_back(std::async(std::launch::async, compare_device, std::cref(request),
-                                   std::cref(ids[i]), std::cref(batches)));
+                                   precision, std::cref(ids[i]), std::cref(batches)));
     }
     for (std::size_t i = 0; i < running.size(); ++i) results[start + i] = running[i].get();
   }
@@ -157,7 +172,7 @@ report::ComparisonReport compare(const CompareRequest& request) {
   report::rank_rows(report.rows);
   report.network = results.front().model_name;
   report.mode = graph::to_string(request.mode);
-  report.precision = device::to_string(request.precision);
+  report.precision = device::to_string(precision);
   for (const report::ComparisonRow& row : report.rows) {
     if (std::find(report.batches.begin(), report.batches.end(), row.batch) ==
         report.batches.end()) {

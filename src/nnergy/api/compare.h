@@ -27,7 +27,8 @@ struct CompareRequest {
   /// A device catalog (JSON) whose devices replace or add to the built-in ones; empty: none.
   std::filesystem::path devices_file;
   graph::Mode mode = graph::Mode::kInference;
-  device::Precision precision = device::Precision::kFp32;
+  /// Default: the type the file stores its tensors in (as for PredictRequest::precision).
+  std::optional<device::Precision> precision;
   std::optional<double> host_launch_us;       ///< default: the calibrated eager value, µs
   std::optional<graph::Optimizer> optimizer;  ///< training; default SGD with momentum
   /// The invocation, for the result's context block.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "nnergy/api/regressor_choice.h"
+#include "nnergy/api/run_precision.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
@@ -60,13 +61,20 @@ void check_request(const PredictRequest& r) {
 }
 
 // Checks what depends on the device.
-void check_against_device(const PredictRequest& r, const device::DeviceSpec& device) {
-  if (!device.peak(r.precision)) {
+void check_against_device(const PredictRequest& r, const device::DeviceSpec& device,
+                          device::Precision precision) {
+  if (precision == device::Precision::kFp4) {
+    throw InvalidInput(given(r, "precision", "fp4") +
+                       ": predict computes an ONNX graph in fp32, tf32, fp16, bf16, fp64, fp8 or "
+                       "int8; 4-bit weights (nvfp4, mxfp4, int4) are `nnergy serve`'s, for "
+                       "language models");
+  }
+  if (!device.peak(precision)) {
     std::vector<std::string> have;
     for (const auto& [p, v] : device.peak_flop_per_s) have.emplace_back(device::to_string(p));
     throw InvalidInput(fmt::format("{}: {} has no {} peak in the catalog; accepted: {}",
-                                   given(r, "precision", device::to_string(r.precision)), device.id,
-                                   device::to_string(r.precision), join_with_commas(have)));
+                                   given(r, "precision", device::to_string(precision)), device.id,
+                                   device::to_string(precision), join_with_commas(have)));
   }
   if (r.power_limit_w && !(*r.power_limit_w > device.idle_w && *r.power_limit_w <= device.tdp_w)) {
     throw InvalidInput(fmt::format(
@@ -80,10 +88,10 @@ void check_against_device(const PredictRequest& r, const device::DeviceSpec& dev
 // The one-line refusal of a run whose estimated memory exceeds the device's.
 std::string memory_exceeded_message(const PredictRequest& r, const graph::Network& net,
                                     const device::DeviceSpec& device,
-                                    const network::MemoryEstimate& m) {
+                                    const network::MemoryEstimate& m, device::Precision precision) {
   std::string settings = fmt::format("{} {} {}", given(r, "batch", net.batch),
                                      given(r, "mode", graph::to_string(r.mode)),
-                                     given(r, "precision", device::to_string(r.precision)));
+                                     given(r, "precision", device::to_string(precision)));
   if (m.mode == graph::Mode::kTraining)
     settings += " " + given(r, "optimizer", graph::to_string(settings_optimizer(r)));
   std::string fits;
@@ -134,11 +142,19 @@ report::PredictionReport predict(const PredictRequest& r) {
   auto device = std::make_shared<const device::DeviceSpec>(catalog.find(
       r.device.value_or(model ? model->device().catalog_id : std::string(kDefaultPredictDevice)),
       name(r, "device")));
-  check_against_device(r, *device);
+
+  graph::DimBindings bindings;
+  bindings.batch = r.batch;
+  bindings.named = r.dims;
+  bindings.names = r.names;
+  const std::filesystem::path model_path = graph::resolve_model(r.model, data_dir);
+  auto net = std::make_shared<graph::Network>(graph::import_onnx(model_path, bindings));
+  const detail::RunPrecision precision = detail::run_precision(r.precision, *net, r.names);
+  check_against_device(r, *device, precision.precision);
 
   network::PredictionSettings settings;
   settings.mode = r.mode;
-  settings.point.precision = r.precision;
+  settings.point.precision = precision.precision;
   settings.point.clock_mhz = r.clock_mhz.value_or(device->clock.boost_mhz);
   settings.optimizer = settings_optimizer(r);
   settings.host_launch_s =
@@ -147,12 +163,6 @@ report::PredictionReport predict(const PredictRequest& r) {
           .host_launch_for(r.mode);
   if (r.whitelist) settings.whitelist = *r.whitelist;
 
-  graph::DimBindings bindings;
-  bindings.batch = r.batch;
-  bindings.named = r.dims;
-  bindings.names = r.names;
-  const std::filesystem::path model_path = graph::resolve_model(r.model, data_dir);
-  auto net = std::make_shared<graph::Network>(graph::import_onnx(model_path, bindings));
   net->cast_floating_tensors(device::storage_type(settings.point.precision));
   settings.batch = net->batch;  // the batch actually computed (re-bound or taken from the file)
 
@@ -163,7 +173,7 @@ report::PredictionReport predict(const PredictRequest& r) {
       network::estimate_memory(costed, settings.mode, settings.optimizer, settings.batch,
                                network::gib_to_bytes(device->memory_gib));
   if (memory.exceeds_device() && !r.ignore_memory) {
-    throw InvalidInput(memory_exceeded_message(r, *net, *device, memory));
+    throw InvalidInput(memory_exceeded_message(r, *net, *device, memory, precision.precision));
   }
 
   const predict::AnalyticalPredictor analytical(*device);
@@ -179,6 +189,7 @@ report::PredictionReport predict(const PredictRequest& r) {
     report.caveats = learned->caveats(*net, clocks);
   }
   report.caveats.insert(report.caveats.begin(), net->import_notes.begin(), net->import_notes.end());
+  if (!precision.note.empty()) report.caveats.insert(report.caveats.begin(), precision.note);
   const predict::OpPredictor& predictor =
       learned ? static_cast<const predict::OpPredictor&>(*learned) : analytical;
   report.memory = memory;

@@ -36,7 +36,9 @@ struct PredictRequest {
   graph::Mode mode = graph::Mode::kInference;
   std::optional<std::int64_t> batch;         ///< binds the batch dimension; > 0
   std::map<std::string, std::int64_t> dims;  ///< other symbolic dimensions by name
-  device::Precision precision = device::Precision::kFp32;
+  /// Default: the precision the file stores its tensors in (fp16 for a `model.half()` export,
+  /// bf16, fp64; fp32 otherwise); a request that differs is honoured with a note.
+  std::optional<device::Precision> precision;
   std::optional<double> clock_mhz;       ///< core clock, MHz; default: boost
   std::optional<double> power_limit_w;   ///< board power limit, W (the model finds the clock)
   std::optional<double> host_launch_us;  ///< default: the calibrated eager value, µs

@@ -17,6 +17,11 @@ double bytes_per_word(device::Precision precision) {
     case device::Precision::kFp32:
     case device::Precision::kTf32:
       return 4;
+    case device::Precision::kFp8:
+    case device::Precision::kInt8:
+      return 1;
+    case device::Precision::kFp4:
+      return 0.5;
   }
   throw InternalError("unknown Precision");
 }

@@ -18,10 +18,10 @@ std::optional<double> DeviceSpec::peak(Precision precision) const {
 double relative_spread(double log_sigma) { return std::exp(log_sigma) - 1; }
 
 bool DeviceSpec::has_matrix_units(Precision precision) const {
-  if (precision != Precision::kTf32 && precision != Precision::kFp16 &&
-      precision != Precision::kBf16) {
-    return false;
-  }
+  if (precision == Precision::kFp32 || precision == Precision::kFp64) return false;
+  // fp8, fp4 and int8 exist only as matrix units.
+  if (precision == Precision::kFp8 || precision == Precision::kFp4 || precision == Precision::kInt8)
+    return peak(precision).has_value();
   const std::optional<double> p = peak(precision);
   const std::optional<double> p32 = peak(Precision::kFp32);
   constexpr double kMatrixUnitRatio = 2.5;  // packed fp16 (2×) is still the vector units

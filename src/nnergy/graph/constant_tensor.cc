@@ -945,6 +945,41 @@ onnx::TensorProto to_tensor_proto(const ConstantTensor& value, const std::string
   return proto;
 }
 
+std::optional<std::vector<ConstantTensor>> evaluate_split(const onnx::NodeProto& node, int opset,
+                                                          const EvaluationInputs& in) {
+  if (node.op_type() != "Split" || node.input_size() < 1 || node.output_size() < 1)
+    return std::nullopt;
+  const Value x = in.value(0);
+  if (!x || x->dims.empty()) return std::nullopt;
+  const auto axis = normalize_axis(int_attr(node, "axis", 0), x->dims.size());
+  if (!axis) return std::nullopt;
+  const std::int64_t length = x->dims[static_cast<std::size_t>(*axis)];
+  Dims sizes;
+  if (opset >= 13 && node.input_size() > 1 && !node.input(1).empty()) {
+    const Value split = in.value(1);
+    if (!split) return std::nullopt;
+    sizes = split->as_integers();
+  } else if (auto attr = ints_attr(node, "split")) {
+    sizes = *attr;
+  } else {
+    const std::int64_t parts = node.output_size();
+    const std::int64_t chunk = (length + parts - 1) / parts;
+    for (std::int64_t at = 0; at < length; at += chunk)
+      sizes.push_back(std::min(chunk, length - at));
+  }
+  if (static_cast<int>(sizes.size()) != node.output_size()) return std::nullopt;
+  std::vector<ConstantTensor> out;
+  std::int64_t start = 0;
+  for (const std::int64_t size : sizes) {
+    Value part = slice(*x, {start}, {start + size}, Dims{*axis}, std::nullopt);
+    if (!part) return std::nullopt;
+    out.push_back(std::move(*part));
+    start += size;
+  }
+  if (start != length) return std::nullopt;
+  return out;
+}
+
 bool is_evaluable_op(const std::string& op) {
   return structural_ops().count(op) > 0 || arith_ops().count(op) > 0 ||
          compare_ops().count(op) > 0 || unary_functions().count(op) > 0;

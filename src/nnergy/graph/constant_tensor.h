@@ -57,6 +57,11 @@ struct EvaluationInputs {
 /// True when `op_type` (default domain) is an operator the evaluator can compute.
 bool is_evaluable_op(const std::string& op_type);
 
+/// The outputs of a Split `node` at `opset` whose input value is known (split sizes from its
+/// input, attribute, or num_outputs / equal parts); nullopt otherwise.
+std::optional<std::vector<ConstantTensor>> evaluate_split(const onnx::NodeProto& node, int opset,
+                                                          const EvaluationInputs& inputs);
+
 /// Computes the single output of `node` at `opset` when every operand it needs is known and the
 /// result has at most kMaxConstantElements elements; nullopt otherwise (the node then stays in
 /// the graph). Throws nothing for malformed nodes: they are left to shape inference to report.

@@ -11,6 +11,8 @@ enum class DataType {
   kFloat16,
   kBFloat16,
   kFloat64,
+  kFloat8,  ///< fp8 (e4m3), 1 byte
+  kFloat4,  ///< fp4 (e2m1), half a byte
   kInt64,
   kInt32,
   kInt8,
@@ -19,10 +21,11 @@ enum class DataType {
   kOther
 };
 
-/// Size of one element in bytes (kOther counts as 4 bytes, the common case).
-std::size_t bytes_per_element(DataType type);
+/// Size of one element in bytes (kOther counts as 4 bytes, the common case; fp4 is 0.5).
+double bytes_per_element(DataType type);
 
-/// Short name: "fp32", "fp16", "bf16", "fp64", "int64", "int32", "int8", "uint8", "bool", "other".
+/// Short name: "fp32", "fp16", "bf16", "fp64", "fp8", "fp4", "int64", "int32", "int8", "uint8",
+/// "bool", "other".
 std::string_view to_string(DataType type);
 
 /// Parses the names to_string gives; throws InvalidInput naming `where` otherwise.

@@ -1,8 +1,10 @@
 #include "nnergy/graph/network.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string_view>
+#include <utility>
 
 #include "nnergy/core/error.h"
 
@@ -109,6 +111,24 @@ void Network::cast_floating_tensors(DataType dtype) {
   for (TensorInfo& t : tensors_) {
     if (is_floating(t.dtype)) t.dtype = dtype;
   }
+}
+
+void Network::set_attribute(std::size_t index, const std::string& key, AttributeValue value) {
+  nodes_.at(index).attributes[key] = std::move(value);
+}
+
+std::optional<DataType> Network::stored_floating_type() const {
+  for (const TensorRole role : {TensorRole::kParameter, TensorRole::kDataInput}) {
+    std::map<DataType, std::int64_t> elements;
+    for (const TensorInfo& t : tensors_) {
+      if (t.role == role && is_floating(t.dtype)) elements[t.dtype] += t.elements();
+    }
+    if (elements.empty()) continue;
+    return std::max_element(elements.begin(), elements.end(),
+                            [](const auto& a, const auto& b) { return a.second < b.second; })
+        ->first;
+  }
+  return std::nullopt;
 }
 
 }  // namespace nnergy::graph

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ class Network {
   /// Number of parameter tensors.
   std::size_t parameter_tensor_count() const;
 
+  /// Sets attribute `key` of node `index` (importer passes use it to annotate nodes).
+  void set_attribute(std::size_t index, const std::string& key, AttributeValue value);
+
   /// Changes the role of tensor `index` (importers use it to mark buffers).
   void set_role(std::size_t index, TensorRole role);
 
@@ -49,6 +53,11 @@ class Network {
   /// Changes every floating-point tensor to `dtype` (e.g. to predict an fp16 run of an fp32
   /// export).
   void cast_floating_tensors(DataType dtype);
+
+  /// The floating-point type the file stores the network in: the type of most parameter
+  /// elements, else (a network without parameters) of most data-input elements; nullopt when
+  /// neither has a floating type (e.g. token ids in, no weights).
+  std::optional<DataType> stored_floating_type() const;
 
  private:
   std::vector<TensorInfo> tensors_;

@@ -1,5 +1,6 @@
 #include "nnergy/graph/onnx_importer.h"
 
+#include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "nnergy/graph/module_path.h"
 #include "nnergy/graph/op_fusion.h"
 #include "nnergy/graph/shape_folding.h"
+#include "nnergy/graph/strided_views.h"
 
 namespace nnergy::graph {
 
@@ -176,6 +178,8 @@ std::string explain_unknown_shape(const onnx::ModelProto& model, const std::stri
 }
 
 }  // namespace
+
+int newest_importable_opset() { return highest_known_opset(); }
 
 Network import_onnx(const std::filesystem::path& path, const DimBindings& bindings) {
   std::error_code ec;
@@ -368,6 +372,13 @@ Network import_onnx_bytes(const std::string& bytes, const std::string& source,
     fused.import_notes.push_back(fusion.summary() +
                                  ": decomposed operators costed as the one kernel eager PyTorch "
                                  "runs for each");
+  }
+  if (const std::size_t views = mark_strided_views(fused); views > 0) {
+    fused.import_notes.push_back(fmt::format(
+        "{} Transpose{} read only by MatMul costed as {} (eager PyTorch's batched GEMM reads the "
+        "transposed operand in place, as in attention's q·kᵀ), not as {}",
+        views, views == 1 ? "" : "s", views == 1 ? "a view" : "views",
+        views == 1 ? "a copy" : "copies"));
   }
   return fused;
 }

@@ -38,6 +38,11 @@ struct DimBindings {
 /// batch that cannot be re-bound soundly (the message gives the torch.onnx.export fix).
 Network import_onnx(const std::filesystem::path& path, const DimBindings& bindings);
 
+/// The newest default-domain ONNX opset the importer knows the operators of (its ONNX library's;
+/// 17 for Debian 12's ONNX 1.12): exports at a newer opset use operator versions whose shapes
+/// it cannot infer.
+int newest_importable_opset();
+
 /// Whether the importer replaces decomposed operators (LayerNorm, GELU, SiLU, ... as exporters
 /// write them) by the one operator eager PyTorch runs (see op_fusion.h).
 enum class Fusion { kFuseDecomposedOps, kKeepDecomposedOps };

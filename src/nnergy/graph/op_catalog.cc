@@ -13,6 +13,7 @@
 #include "nnergy/graph/normalization_cost.h"
 #include "nnergy/graph/recurrent_cost.h"
 #include "nnergy/graph/resampling_cost.h"
+#include "nnergy/graph/strided_views.h"
 
 namespace nnergy::graph {
 
@@ -340,9 +341,13 @@ const std::map<std::string, CostFunction, std::less<>>& catalog() {
     m["Upsample"] = resize_cost;
     m["GridSample"] = grid_sample_cost;
     m["RoiAlign"] = roi_align_cost;
-    for (const char* op : {"Concat", "Transpose", "Pad", "Expand", "Tile", "DepthToSpace",
-                           "SpaceToDepth", "ScatterND", "ScatterElements", "Scatter",
-                           "ConstantOfShape", "Range", "Trilu", "CumSum", "ReverseSequence"}) {
+    m["Transpose"] = [](const CostInput& c) {
+      return c.node.int_attribute(kStridedViewAttribute, 0) != 0 ? no_cost(OpClass::kView)
+                                                                 : copy_all_inputs(c);
+    };
+    for (const char* op : {"Concat", "Pad", "Expand", "Tile", "DepthToSpace", "SpaceToDepth",
+                           "ScatterND", "ScatterElements", "Scatter", "ConstantOfShape", "Range",
+                           "Trilu", "CumSum", "ReverseSequence"}) {
       m[op] = copy_all_inputs;
     }
     for (const char* op : {"Slice", "Split", "Gather", "GatherElements", "GatherND"}) {

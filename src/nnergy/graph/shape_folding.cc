@@ -3,6 +3,8 @@
 #include <onnx/defs/schema.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -82,6 +84,101 @@ bool pin_einsum_shapes(onnx::ModelProto& model, const StaticShapes& shapes) {
     auto* tensor = v->mutable_type()->mutable_tensor_type();
     tensor->set_elem_type(elem_type);
     for (std::int64_t d : *out) tensor->mutable_shape()->add_dim()->set_dim_value(d);
+    added = true;
+  }
+  return added;
+}
+
+// Adds a pinned value_info of `dims` for `name`, of element type `elem_type`.
+void pin_shape(onnx::GraphProto* graph, const std::string& name, std::int32_t elem_type,
+               const std::vector<std::int64_t>& dims) {
+  onnx::ValueInfoProto* v = graph->add_value_info();
+  v->set_name(name);
+  v->set_doc_string(kPinnedDocString);
+  auto* tensor = v->mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(elem_type);
+  for (std::int64_t d : dims) tensor->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+std::int64_t element_product(const std::vector<std::int64_t>& dims) {
+  std::int64_t n = 1;
+  for (std::int64_t d : dims) n *= d;
+  return n;
+}
+
+// Static output shapes of the data-dependent operators whose inputs' shapes are known (see
+// fold_shape_computations). Returns true when one was added.
+bool pin_data_dependent_shapes(onnx::ModelProto& model, StaticShapes& shapes,
+                               const std::unordered_map<std::string, ConstantTensor>& values,
+                               DataDependentCounts* counts) {
+  bool added = false;
+  auto* graph = model.mutable_graph();
+  for (int i = 0; i < graph->node_size(); ++i) {
+    const onnx::NodeProto node = graph->node(i);
+    const std::string& op = node.op_type();
+    if (op != "NonZero" && op != "NonMaxSuppression" && op != "Compress") continue;
+    if (node.output_size() < 1 || shapes.count(node.output(0)) > 0) continue;
+    std::vector<std::int64_t> in;
+    if (auto it = shapes.find(node.input(0)); it != shapes.end()) {
+      in = it->second;
+    } else {
+      continue;
+    }
+    std::int64_t bound = 0;
+    std::vector<std::int64_t> dims;
+    std::size_t count_at = 0;  // the dimension of `dims` that holds the count
+    std::int32_t type = onnx::TensorProto_DataType_INT64;
+    if (op == "NonZero") {
+      bound = element_product(in);
+      dims = {static_cast<std::int64_t>(in.size()), bound};
+      count_at = 1;
+    } else if (op == "NonMaxSuppression") {
+      const auto scores = shapes.find(node.input_size() > 1 ? node.input(1) : "");
+      if (in.size() != 3 || scores == shapes.end() || scores->second.size() != 3) continue;
+      std::int64_t per_class = 0;  // ONNX's default max_output_boxes_per_class
+      if (node.input_size() > 2 && !node.input(2).empty()) {
+        const auto m = values.find(node.input(2));
+        if (m == values.end() || m->second.size() != 1) continue;
+        per_class = std::min(in[1], m->second.integer_at(0));
+      }
+      bound = in[0] * scores->second[1] * std::max<std::int64_t>(per_class, 0);
+      dims = {bound, 3};
+    } else {
+      std::optional<std::int64_t> axis;
+      for (const auto& a : node.attribute())
+        if (a.name() == "axis")
+          axis = a.i() < 0 ? a.i() + static_cast<std::int64_t>(in.size()) : a.i();
+      const auto cond = shapes.find(node.input_size() > 1 ? node.input(1) : "");
+      if (cond == shapes.end() || cond->second.size() != 1) continue;
+      if (axis && (*axis < 0 || *axis >= static_cast<std::int64_t>(in.size()))) continue;
+      if (axis) {
+        count_at = static_cast<std::size_t>(*axis);
+        bound = std::min(in[count_at], cond->second[0]);
+        dims = in;
+        dims[count_at] = bound;
+      } else {
+        bound = std::min(element_product(in), cond->second[0]);
+        dims = {bound};
+      }
+      type = onnx::TensorProto_DataType_FLOAT;
+      for (const auto& v : graph->value_info())
+        if (v.name() == node.input(0) && v.type().has_tensor_type())
+          type = v.type().tensor_type().elem_type();
+      for (const auto& v : graph->input())
+        if (v.name() == node.input(0) && v.type().has_tensor_type())
+          type = v.type().tensor_type().elem_type();
+    }
+    DataDependentCount fixed{node.name(), op, bound, false};
+    if (counts != nullptr) {
+      if (auto o = counts->overrides.find(node.name()); o != counts->overrides.end()) {
+        fixed.count = std::min(o->second, bound);
+        fixed.given = true;
+      }
+      counts->fixed.push_back(fixed);
+    }
+    dims[count_at] = fixed.count;
+    pin_shape(graph, node.output(0), type, dims);
+    shapes[node.output(0)] = dims;
     added = true;
   }
   return added;
@@ -248,6 +345,12 @@ int default_opset(const onnx::ModelProto& model) {
   return 1;
 }
 
+int highest_known_opset() {
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto it = ranges.find(onnx::ONNX_DOMAIN);
+  return it == ranges.end() ? 1 : it->second.second;
+}
+
 void infer_shapes(onnx::ModelProto& model, bool strict) {
   auto* value_info = model.mutable_graph()->mutable_value_info();
   google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> pinned;
@@ -272,7 +375,7 @@ StaticShapes static_shapes(const onnx::ModelProto& model) {
   return shapes;
 }
 
-void fold_shape_computations(onnx::ModelProto& model) {
+void fold_shape_computations(onnx::ModelProto& model, DataDependentCounts* counts) {
   const int opset = default_opset(model);
   auto* graph = model.mutable_graph();
 
@@ -302,6 +405,7 @@ void fold_shape_computations(onnx::ModelProto& model) {
     }
     StaticShapes shapes = static_shapes(model);
     bool changed = pin_einsum_shapes(model, shapes);
+    changed = pin_data_dependent_shapes(model, shapes, values, counts) || changed;
     LocalInference local(model, values);
     for (int i = 0; i < graph->node_size(); ++i) {
       const onnx::NodeProto& node = graph->node(i);
@@ -322,6 +426,29 @@ void fold_shape_computations(onnx::ModelProto& model) {
         };
         value = evaluate_node(node, opset, inputs);
       }
+      if (!value && !done[static_cast<std::size_t>(i)] && node.op_type() == "Split") {
+        // A Split of a constant (repeat_interleave's repeats): its outputs are constants too.
+        EvaluationInputs inputs;
+        inputs.value = [&](std::size_t k) -> std::optional<ConstantTensor> {
+          auto it = values.find(node.input(static_cast<int>(k)));
+          if (it == values.end()) return std::nullopt;
+          return it->second;
+        };
+        inputs.shape = [&](std::size_t) -> std::optional<std::vector<std::int64_t>> {
+          return std::nullopt;
+        };
+        if (auto parts = evaluate_split(node, opset, inputs)) {
+          done[static_cast<std::size_t>(i)] = true;
+          for (std::size_t k = 0; k < parts->size(); ++k) {
+            const std::string& name = node.output(static_cast<int>(k));
+            shapes[name] = (*parts)[k].dims;
+            local.learn_value(name, (*parts)[k]);
+            values[name] = std::move((*parts)[k]);
+          }
+          changed = true;
+          continue;
+        }
+      }
       if (value) {
         done[static_cast<std::size_t>(i)] = true;
         if (node.op_type() != "Constant") {
@@ -335,6 +462,9 @@ void fold_shape_computations(onnx::ModelProto& model) {
       }
       local.infer(*graph->mutable_node(i), opset, shapes);
     }
+    // The pass may have learnt the input shapes of a data-dependent operator: pin its output
+    // now, or the next round would not come.
+    changed = pin_data_dependent_shapes(model, shapes, values, counts) || changed;
     if (!changed) break;
   }
 }

@@ -23,7 +23,8 @@ void bind_compare(py::module_& module) {
       "compare_json",
       [](const std::string& model, const std::vector<std::string>& devices,
          const std::vector<std::int64_t>& batches, const std::string& mode,
-         const std::string& precision, const std::map<std::string, std::int64_t>& dims,
+         const std::optional<std::string>& precision,
+         const std::map<std::string, std::int64_t>& dims,
          const std::optional<double>& host_launch_us, const std::optional<std::string>& optimizer,
          const std::string& devices_file, const std::string& html,
          const std::string& command_line) {
@@ -36,7 +37,7 @@ void bind_compare(py::module_& module) {
         r.dims = dims;
         r.devices_file = devices_file;
         r.mode = graph::parse_mode(mode, "mode");
-        r.precision = device::parse_precision(precision, "precision");
+        if (precision) r.precision = device::parse_precision(*precision, "precision");
         r.host_launch_us = host_launch_us;
         if (optimizer) r.optimizer = graph::parse_optimizer(*optimizer, "optimizer");
         report::ComparisonReport result;
@@ -52,7 +53,7 @@ void bind_compare(py::module_& module) {
         return core::json_text(json, -1);
       },
       "model"_a, py::kw_only(), "devices"_a = std::vector<std::string>{},
-      "batches"_a = std::vector<std::int64_t>{}, "mode"_a = "inference", "precision"_a = "fp32",
+      "batches"_a = std::vector<std::int64_t>{}, "mode"_a = "inference", "precision"_a = py::none(),
       "dims"_a = std::map<std::string, std::int64_t>{}, "host_launch_us"_a = py::none(),
       "optimizer"_a = py::none(), "devices_file"_a = "", "html"_a = "", "command_line"_a = "",
       "api::compare as the JSON document of `nnergy compare --json`; see nnergy.compare.");

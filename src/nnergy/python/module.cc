@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "bindings.h"
+#include "nnergy/graph/onnx_importer.h"
 
 #ifndef NNERGY_CLI_PATH
 #define NNERGY_CLI_PATH ""
@@ -16,6 +17,9 @@ PYBIND11_MODULE(_core, module) {
   nnergy::python::bind_power_meter(module);
   nnergy::python::bind_account(module);
   nnergy::python::bind_catalog(module);
+  // The newest ONNX opset the importer's ONNX library knows (an export at a newer one would use
+  // operator versions it cannot infer shapes for).
+  module.attr("max_onnx_opset") = nnergy::graph::newest_importable_opset();
   // The nnergy executable of the same build (nnergy.session starts its `monitor`).
   module.attr("cli_path") = NNERGY_CLI_PATH;
 }

@@ -22,7 +22,7 @@ struct PredictArguments {
   std::optional<std::string> device;
   std::optional<std::int64_t> batch;
   std::string mode;
-  std::string precision;
+  std::optional<std::string> precision;
   std::map<std::string, std::int64_t> dims;
   std::optional<double> clock_mhz;
   std::optional<double> power_limit_w;
@@ -52,7 +52,7 @@ api::PredictRequest to_request(const PredictArguments& a) {
   r.mode = graph::parse_mode(a.mode, "mode");
   r.batch = a.batch;
   r.dims = a.dims;
-  r.precision = device::parse_precision(a.precision, "precision");
+  if (a.precision) r.precision = device::parse_precision(*a.precision, "precision");
   r.clock_mhz = a.clock_mhz;
   r.power_limit_w = a.power_limit_w;
   r.host_launch_us = a.host_launch_us;
@@ -93,13 +93,14 @@ void bind_predict(py::module_& module) {
       "predict",
       [](const std::string& model, const std::optional<std::string>& device,
          const std::optional<std::int64_t>& batch, const std::string& mode,
-         const std::string& precision, const std::map<std::string, std::int64_t>& dims,
-         const std::optional<double>& clock_mhz, const std::optional<double>& power_limit_w,
-         const std::optional<double>& host_launch_us, bool sweep_clocks,
-         const std::optional<double>& sweep_step_mhz, const std::optional<std::string>& optimizer,
-         const std::optional<std::string>& whitelist, const std::optional<double>& error,
-         const std::optional<double>& alpha, bool ignore_memory, const std::string& predictor_file,
-         const std::string& devices_file, const std::string& command_line) {
+         const std::optional<std::string>& precision,
+         const std::map<std::string, std::int64_t>& dims, const std::optional<double>& clock_mhz,
+         const std::optional<double>& power_limit_w, const std::optional<double>& host_launch_us,
+         bool sweep_clocks, const std::optional<double>& sweep_step_mhz,
+         const std::optional<std::string>& optimizer, const std::optional<std::string>& whitelist,
+         const std::optional<double>& error, const std::optional<double>& alpha, bool ignore_memory,
+         const std::string& predictor_file, const std::string& devices_file,
+         const std::string& command_line) {
         const api::PredictRequest request =
             to_request({model, device, batch, mode, precision, dims, clock_mhz, power_limit_w,
                         host_launch_us, sweep_clocks, sweep_step_mhz, optimizer, whitelist, error,
@@ -108,7 +109,7 @@ void bind_predict(py::module_& module) {
         return api::predict(request);
       },
       "model"_a, py::kw_only(), "device"_a = py::none(), "batch"_a = py::none(),
-      "mode"_a = "inference", "precision"_a = "fp32",
+      "mode"_a = "inference", "precision"_a = py::none(),
       "dims"_a = std::map<std::string, std::int64_t>{}, "clock_mhz"_a = py::none(),
       "power_limit_w"_a = py::none(), "host_launch_us"_a = py::none(), "sweep_clocks"_a = false,
       "sweep_step_mhz"_a = py::none(), "optimizer"_a = py::none(), "whitelist"_a = py::none(),
