@@ -6,6 +6,7 @@
 
 #include "command.h"
 #include "nnergy/api/calibrate.h"
+#include "nnergy/api/calibrate_serve.h"
 #include "nnergy/calibration/time_calibration.h"
 #include "nnergy/core/json_text.h"
 #include "nnergy/report/calibration_report.h"
@@ -22,9 +23,28 @@ struct CalibrateOptions {
   bool json = false;
   unsigned threads = 0;
   calibration::CalibrationOptions fit;
+  bool serve = false;          ///< the serving model, on LLM-serving measurements
+  bool cross_validate = true;  ///< --serve: also the held-out fits
+  std::string mapping;         ///< --serve: how records become serve runs
 };
 
+std::string run_calibrate_serve(const CalibrateOptions& o, const std::string& command_line) {
+  api::CalibrateServeRequest r;
+  r.names = SettingNames::kFlag;
+  r.command_line = command_line;
+  r.published = o.published;
+  r.mapping = o.mapping;
+  r.output = o.output;
+  r.dry_run = o.dry_run;
+  r.cross_validate = o.cross_validate;
+  const auto progress = stderr_progress("calibrate --serve", "fits");
+  r.progress = progress->callback();
+  const report::ServeCalibrationReport report = api::calibrate_serve(r);
+  return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
+}
+
 std::string run_calibrate(const CalibrateOptions& o, const std::string& command_line) {
+  if (o.serve) return run_calibrate_serve(o, command_line);
   api::CalibrateRequest r;
   r.names = SettingNames::kFlag;
   r.command_line = command_line;
@@ -57,6 +77,13 @@ void add_calibrate_command(CLI::App& app, CommandRun* selected, const std::strin
                   "where to write the parameters (default: the data directory's "
                   "calibration/calibrated.json, which predict reads)");
   cmd->add_flag("--dry-run", options->dry_run, "fit and report, write nothing");
+  cmd->add_flag("--serve", options->serve,
+                "calibrate nnergy serve instead, on published LLM-serving measurements "
+                "(calibration/llm_measured_public.json; writes llm/calibrated.json)");
+  cmd->add_option("--mapping", options->mapping,
+                  "--serve: how records become serve runs (default: calibration/llm_runs.json)");
+  cmd->add_flag("!--no-cross-validation", options->cross_validate,
+                "--serve: fit once, without the leave-one-out fits");
   cmd->add_flag("--json", options->json, "JSON instead of text");
   cmd->add_option("--threads", options->threads, "threads for the cross-validation folds (0: all)")
       ->capture_default_str();

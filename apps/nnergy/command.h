@@ -46,6 +46,9 @@ void add_archline_device_subcommands(CLI::App& archline, CommandRun* selected,
 /// `nnergy account`: energy accounting of a recorded run (seed 001).
 void add_account_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 
+/// `nnergy serve`: time, power and energy per token of serving a language model.
+void add_serve_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
+
 /// `nnergy compare`: one network on several devices.
 void add_compare_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 

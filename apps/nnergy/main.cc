@@ -11,13 +11,13 @@
 
 namespace {
 
-#ifdef NNERGY_HAVE_TORCH
-constexpr const char* kCommands =
-    "predict, zoo, devices, monitor, profile, dataset, train, evaluate, account, archline";
-#else
-constexpr const char* kCommands =
-    "predict, zoo, devices, monitor, dataset, train, evaluate, account, archline";
-#endif
+// The registered subcommands' names, in registration order.
+std::string command_names(const CLI::App& app) {
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  return names;
+}
 
 int fail(nnergy::ExitCode code, const std::string& message) {
   std::cerr << "nnergy: error: " << message << "\n";
@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   nnergy::cli::CommandRun run;
   nnergy::cli::add_predict_command(app, &run, command_line);
+  nnergy::cli::add_serve_command(app, &run, command_line);
   nnergy::cli::add_compare_command(app, &run, command_line);
   nnergy::cli::add_zoo_command(app, &run);
   nnergy::cli::add_devices_command(app, &run, command_line);
@@ -73,7 +74,7 @@ int main(int argc, char** argv) {
     // CLI11 reports a missing subcommand before an unexpected word: name the word instead.
     if (!app.remaining().empty()) {
       return fail(nnergy::ExitCode::kBadInput, "unknown command '" + app.remaining().front() +
-                                                   "'; accepted: " + std::string(kCommands) +
+                                                   "'; accepted: " + command_names(app) +
                                                    " (run `nnergy --help`)");
     }
     return fail(nnergy::ExitCode::kBadInput,

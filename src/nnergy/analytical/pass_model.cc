@@ -75,7 +75,11 @@ double compute_rate(const device::DeviceSpec& device, const graph::PassCost& cos
                                    device::to_string(units)));
   }
   const bool matrix_units = matrix && device.has_matrix_units(units);
-  const double eta = matrix_units ? eff.tensor.value_or(eff.compute) : eff.compute;
+  double eta = matrix_units ? eff.tensor.value_or(eff.compute) : eff.compute;
+  if (matrix_units) {
+    if (auto it = eff.tensor_by_precision.find(units); it != eff.tensor_by_precision.end())
+      eta = it->second;
+  }
   double rate = eta * *peak * point.clock_mhz / device.clock.boost_mhz;
   if (matrix && !matrix_units && traits.kind == graph::MatrixKind::kConv3x3)
     rate *= eff.winograd_speedup;

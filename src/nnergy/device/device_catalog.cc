@@ -125,6 +125,7 @@ DeviceSpec parse_device(const json& entry, const std::string& source, std::size_
   d.architecture = r.text_or("architecture", "");
   d.release_year = r.integer_or("release_year", 0, "years", 0, 9999);
   d.memory_gib = r.number_or("memory_gib", 0);
+  d.memory_type = r.text_or("memory_type", "");
   d.sm_count = r.integer("sm_count", "streaming multiprocessors", 0, 1'000'000);
   d.memory_bandwidth_byte_per_s = r.number("memory_bandwidth_byte_per_s", "B/s");
   d.tdp_w = r.number("tdp_w", "W");
@@ -208,6 +209,22 @@ DeviceSpec parse_device(const json& entry, const std::string& source, std::size_
     throw InvalidInput(archline.where() +
                        ": missing field 'fp32' (expected an object with "
                        "eps_flop_pj, eps_mem_pj_per_byte, pi0_w)");
+  }
+  if (r.has("interconnect")) {
+    FieldReader link = r.object("interconnect");
+    if (link.has("scale_up") && !link.raw().at("scale_up").is_null()) {
+      FieldReader up = link.object("scale_up");
+      d.interconnect.scale_up_name = up.text_or("name", "scale-up fabric");
+      d.interconnect.scale_up_bidirectional_byte_per_s =
+          up.number("bidirectional_byte_per_s", "B/s");
+      d.interconnect.scale_up_domain_gpus = up.integer("domain_gpus", "GPUs", 1, 1'000'000);
+    }
+    if (link.has("pcie") && !link.raw().at("pcie").is_null()) {
+      FieldReader pcie = link.object("pcie");
+      d.interconnect.pcie_generation = pcie.integer_or("generation", 0, "PCIe generation", 0, 99);
+      d.interconnect.pcie_bidirectional_byte_per_s = pcie.number("bidirectional_byte_per_s", "B/s");
+    }
+    d.interconnect.source = link.text_or("source", "");
   }
   d.estimated_fields = r.texts_or_empty("estimated_fields");
   d.sources = r.text_or("sources", "");

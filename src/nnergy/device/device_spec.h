@@ -51,6 +51,9 @@ struct Efficiency {
   double kernel_overhead_s = 4e-6;  ///< GPU launch and dispatch time per kernel, s
   /// η of the matrix-unit (tensor-core) peak for tf32/fp16/bf16; absent: `compute`.
   std::optional<double> tensor;
+  /// η of the matrix-unit peak of one precision where it differs from `tensor` (the LLM
+  /// calibration fits 16-bit and 8-bit GEMMs apart); empty: `tensor` for all.
+  std::map<Precision, double> tensor_by_precision;
   double work_half_flop_per_sm = 0;  ///< w½, flop per SM; 0: no size effect
   double reduction_half = 0;         ///< K½, multiply-accumulates per output; 0: no effect
   /// Dense 3×3 stride-1 convolutions on the CUDA cores (not the matrix units) run this many
@@ -104,6 +107,20 @@ struct CalibrationInfo {
   double relative_time_std() const { return relative_spread(time_log_sigma); }
 };
 
+/// A GPU's links to other GPUs, as its datasheet gives them (total bidirectional bandwidths).
+struct Interconnect {
+  /// The GPU-to-GPU fabric (NVLink/NVSwitch, Infinity Fabric); empty name: none.
+  std::string scale_up_name;
+  double scale_up_bidirectional_byte_per_s = 0;
+  /// GPUs one scale-up domain connects all-to-all (8 on an HGX board, 72 in a GB200 NVL72, 2
+  /// for an NVLink bridge); 0: no scale-up fabric.
+  int scale_up_domain_gpus = 0;
+  int pcie_generation = 0;
+  double pcie_bidirectional_byte_per_s = 0;
+  std::string source;
+  bool known() const { return scale_up_domain_gpus > 0 || pcie_bidirectional_byte_per_s > 0; }
+};
+
 /// One GPU (or accelerator) of the device catalog. Peaks are at the boost clock.
 struct DeviceSpec {
   std::string id;  ///< catalog key, e.g. "a100-40gb"
@@ -113,6 +130,7 @@ struct DeviceSpec {
   std::string architecture;
   int release_year = 0;
   double memory_gib = 0;
+  std::string memory_type;                      ///< e.g. "HBM3", "GDDR6"; empty: not given
   int sm_count = 0;                             ///< streaming multiprocessors (compute units)
   std::map<Precision, double> peak_flop_per_s;  ///< dense peaks at boost clock, flop/s
   double memory_bandwidth_byte_per_s = 0;
@@ -125,13 +143,15 @@ struct DeviceSpec {
   CalibrationInfo calibration;
   PowerActivity power_activity;                      ///< set by the calibration (apply_calibration)
   std::map<Precision, ArchlineParameters> archline;  ///< as given in the catalog file
+  Interconnect interconnect;                         ///< absent in the file: unknown
   std::vector<std::string> estimated_fields;         ///< fields that are estimates
   std::string sources;
 
   /// Peak flop/s of `precision`, if the device has it.
   std::optional<double> peak(Precision precision) const;
   /// True when matrix work at `precision` runs on matrix units (tensor cores): a tf32, fp16 or
-  /// bf16 peak above 2.5× the fp32 peak (a Pascal GeForce's fp16, computed in fp32, is not).
+  /// bf16 peak above 2.5× the fp32 peak (a Pascal GeForce's fp16, computed in fp32, is not); an
+  /// fp8, fp4 or int8 peak (those exist only as matrix units).
   bool has_matrix_units(Precision precision) const;
   /// Architecture generation: the first word of `architecture` ("Ampere GA100" → "Ampere").
   std::string generation() const;

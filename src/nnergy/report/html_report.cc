@@ -23,9 +23,9 @@ namespace {
 constexpr std::array<std::string_view, 3> kLibraries = {"vega.min.js", "vega-lite.min.js",
                                                         "vega-embed.min.js"};
 // The page and its scripts (src/nnergy/report/html/assets).
-constexpr std::array<std::string_view, 8> kAssets = {"report.html", "report.css", "common.js",
-                                                     "predict.js",  "compare.js", "account.js",
-                                                     "evaluate.js", "archline.js"};
+constexpr std::array<std::string_view, 9> kAssets = {"report.html", "report.css",  "common.js",
+                                                     "predict.js",  "compare.js",  "account.js",
+                                                     "evaluate.js", "archline.js", "serve.js"};
 
 const EmbeddedFile* find_file(std::string_view name) {
   for (const EmbeddedFile& file : embedded_files())
@@ -105,6 +105,8 @@ std::string to_string(HtmlKind kind) {
       return "evaluate";
     case HtmlKind::kArchline:
       return "archline";
+    case HtmlKind::kServe:
+      return "serve";
   }
   throw InternalError("unknown HTML report kind");
 }

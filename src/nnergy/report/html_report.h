@@ -10,9 +10,9 @@ namespace nnergy::report {
 
 /// The kinds of HTML report; each has its script (src/nnergy/report/html/assets/<kind>.js),
 /// which draws its charts from the document the command writes with --json.
-enum class HtmlKind { kPredict, kCompare, kAccount, kEvaluate, kArchline };
+enum class HtmlKind { kPredict, kCompare, kAccount, kEvaluate, kArchline, kServe };
 
-/// "predict", "compare", "account", "evaluate", "archline".
+/// "predict", "compare", "account", "evaluate", "archline", "serve".
 std::string to_string(HtmlKind kind);
 
 /// True when this build holds the chart libraries (Vega, Vega-Lite, vega-embed, fetched from the

@@ -1,0 +1,271 @@
+// Language models without weights: the embedded catalog against its publishers' parameter
+// counts, the config.json reader's refusals, name resolution, and the closed forms of one
+// step's work (GEMM flops, KV-cache bytes, attention pairs, experts, MLA, collectives).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "nnergy/core/error.h"
+#include "nnergy/llm/config_reader.h"
+#include "nnergy/llm/model_catalog.h"
+#include "nnergy/llm/step_work.h"
+
+namespace nnergy::llm {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::filesystem::path kCatalog =
+    std::filesystem::path(NNERGY_TEST_DATA_DIR) / "llm" / "models.json";
+
+const ModelCatalog& catalog() {
+  static const ModelCatalog c = ModelCatalog::load(kCatalog);
+  return c;
+}
+
+const Architecture& model(const std::string& id) {
+  return catalog().find(id, "test").model->architecture;
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  return "(no InvalidInput thrown)";
+}
+
+// How far a computed count may be from a published one: 1 %, or one unit of the published
+// figure's last digit when it is rounded coarser than that ("3.3" for 3.35 B); a size class
+// from the model's name ("Llama 2 70B" holds 68.98 B, "Phi-3-small 7B" 7.39 B) is a label, not
+// a count: it only has to be the right class, within 15 %.
+constexpr double kCountTolerance = 0.01;
+constexpr double kSizeClassTolerance = 0.15;
+double allowed(double published, bool size_class) {
+  if (size_class) return kSizeClassTolerance * published;
+  double unit = 1;
+  for (double v = published; std::abs(v - std::round(v)) > 1e-9 && unit > 1e-9; v *= 10) unit /= 10;
+  return std::max(kCountTolerance * published, unit);
+}
+
+TEST(ModelCatalog, HoldsTheFamiliesServingBenchmarksUse) {
+  EXPECT_GE(catalog().models().size(), 40U);
+  std::set<std::string> types;
+  for (const CatalogModel& m : catalog().models()) types.insert(m.architecture.model_type);
+  for (const char* t : {"llama", "llama4_text", "qwen2", "qwen3", "qwen3_moe", "mistral", "mixtral",
+                        "gemma2", "gemma3_text", "phi3", "gpt_oss", "deepseek_v3", "nemotron_h"}) {
+    EXPECT_EQ(types.count(t), 1U) << t;
+  }
+  for (const CatalogModel& m : catalog().models()) {
+    EXPECT_FALSE(m.architecture.source.empty()) << m.id << " cites no configuration";
+  }
+}
+
+// Every count within 1 % of its publisher's, or within the rounding the publisher gave it.
+TEST(ModelCatalog, ParameterCountsMatchThePublishedOnes) {
+  int compared = 0;
+  for (const CatalogModel& m : catalog().models()) {
+    const Architecture& a = m.architecture;
+    const ParameterCount p = a.parameters();
+    if (a.published_total_b && !a.published_includes_vision) {
+      const double computed = static_cast<double>(p.total) / 1e9;
+      EXPECT_NEAR(computed, *a.published_total_b,
+                  allowed(*a.published_total_b, a.published_size_class))
+          << m.id << " total (" << a.published_source << ")";
+      ++compared;
+    }
+    if (a.published_active_b) {
+      const double active =
+          static_cast<double>(p.active -
+                              (a.published_active_excludes_embedding ? p.embedding : 0)) /
+          1e9;
+      EXPECT_NEAR(active, *a.published_active_b,
+                  allowed(*a.published_active_b, a.published_size_class))
+          << m.id << " active (" << a.published_source << ")";
+      ++compared;
+    }
+  }
+  EXPECT_GE(compared, 60);
+}
+
+TEST(ModelCatalog, ExactFiguresAreMatchedExactly) {
+  // Published to the parameter (reports and safetensors metadata): within 0.1 %.
+  EXPECT_NEAR(model("EleutherAI/gpt-j-6b").parameters().total / 1e9, 6.053381344, 0.006);
+  EXPECT_NEAR(model("EleutherAI/pythia-12b").parameters().total / 1e9, 11.84607232, 0.012);
+  EXPECT_NEAR(model("google/codegemma-7b").parameters().total / 1e9, 8.538074112, 0.009);
+  EXPECT_EQ(model("meta-llama/Llama-3.1-8B-Instruct").parameters().total, 8030261248);
+}
+
+TEST(ModelCatalog, NamesResolveAsUsersTypeThem) {
+  EXPECT_EQ(catalog().find("meta-llama/Llama-3.1-8B-Instruct", "m").model->id,
+            "meta-llama/Llama-3.1-8B-Instruct");
+  EXPECT_EQ(catalog().find("meta-llama/Meta-Llama-3.1-8B-Instruct", "m").model->id,
+            "meta-llama/Llama-3.1-8B-Instruct");
+  EXPECT_EQ(catalog().find("llama-3.1-8b-instruct", "m").model->id,
+            "meta-llama/Llama-3.1-8B-Instruct");
+  const ResolvedModel fp8 = catalog().find("neuralmagic/Meta-Llama-3.1-8B-Instruct-FP8", "m");
+  EXPECT_EQ(fp8.model->id, "meta-llama/Llama-3.1-8B-Instruct");
+  ASSERT_TRUE(fp8.weight_format.has_value());
+  EXPECT_EQ(*fp8.weight_format, "fp8");
+  EXPECT_THAT(fp8.note, HasSubstr("fp8 weights, as its name says"));
+  EXPECT_EQ(catalog().find("Qwen/Qwen3-30B-A3B-Instruct-2507", "m").model->id,
+            "Qwen/Qwen3-30B-A3B-Instruct-2507");
+  EXPECT_THAT(message_of([] { catalog().find("meta-llama/Llama-3.1-8B-Instrukt", "--model"); }),
+              HasSubstr("did you mean 'meta-llama/Llama-3.1-8B-Instruct'"));
+  EXPECT_THAT(
+      message_of([] { catalog().find("nobody/unknown-model", "MODEL"); }),
+      HasSubstr("any other decoder can be given as the path of its Hugging Face config.json"));
+}
+
+TEST(ConfigReader, RefusesWhatItCannotRead) {
+  EXPECT_THAT(message_of([] { parse_config("{", "c.json"); }), HasSubstr("c.json: not valid JSON"));
+  EXPECT_THAT(message_of([] { parse_config(R"({"model_type": "t5"})", "c.json"); }),
+              HasSubstr("model_type 't5' is not supported (supported: "));
+  EXPECT_THAT(message_of([] { parse_config(R"({"model_type": "t5"})", "c.json"); }),
+              HasSubstr("llama"));
+  EXPECT_THAT(message_of([] { parse_config(R"({"hidden_size": 8})", "c.json"); }),
+              HasSubstr("c.json: missing field 'model_type'"));
+  EXPECT_THAT(message_of([] {
+                parse_config(R"({"model_type": "llama", "vocab_size": 100, "num_hidden_layers": 2,
+                         "num_attention_heads": 8, "intermediate_size": 64})",
+                             "c.json");
+              }),
+              HasSubstr("c.json: missing field 'hidden_size' (expected a positive integer)"));
+  EXPECT_THAT(message_of([] {
+                parse_config(R"({"model_type": "llama", "hidden_size": 64, "vocab_size": 100,
+                         "num_hidden_layers": 2, "num_attention_heads": 8,
+                         "num_key_value_heads": 3, "intermediate_size": 64})",
+                             "c.json");
+              }),
+              HasSubstr("num_attention_heads 8 is not a multiple of num_key_value_heads 3"));
+  EXPECT_THAT(message_of([] {
+                parse_config(R"({"model_type": "llama", "hidden_size": "big", "vocab_size": 100,
+                         "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 64})",
+                             "c.json");
+              }),
+              HasSubstr("field 'hidden_size': expected a positive integer, found \"big\""));
+  EXPECT_THAT(message_of([] {
+                parse_config(R"({"model_type": "nemotron_h", "hidden_size": 64, "vocab_size": 100,
+                         "num_hidden_layers": 3, "num_attention_heads": 8, "intermediate_size": 64,
+                         "hybrid_override_pattern": "M-"})",
+                             "c.json");
+              }),
+              HasSubstr("expected 3 characters (num_hidden_layers)"));
+}
+
+// A small dense GQA model whose step work has closed forms.
+Architecture toy() {
+  return parse_config(R"({"model_type": "llama", "hidden_size": 256, "intermediate_size": 512,
+      "num_hidden_layers": 4, "num_attention_heads": 8, "num_key_value_heads": 2,
+      "vocab_size": 1000, "max_position_embeddings": 4096, "tie_word_embeddings": false})",
+                      "toy");
+}
+
+StepFormats bf16() {
+  StepFormats f;
+  f.weights.format = WeightFormat::kBf16;
+  f.attention_weights = f.weights;
+  return f;
+}
+
+double matrix_flops(const StepWork& w, const std::string& contains) {
+  double flops = 0;
+  for (const StepOp& op : w.ops) {
+    if (op.name.find(contains) != std::string::npos)
+      flops += op.cost.inference.flop_count * op.count;
+  }
+  return flops;
+}
+
+TEST(StepWork, DecodeGemmFlopsAreTwicePerTokenTheWeightsMultiplied) {
+  const Architecture m = toy();
+  const ParameterCount p = m.parameters();
+  StepShape decode;
+  decode.groups.push_back({16, 1, 100, true});  // 16 sequences, one token each, 100 cached
+  const StepWork w = step_work(m, decode, {}, bf16());
+  const double projections = matrix_flops(w, "projection");
+  // Per layer: q, k, v, o and the gated MLP; plus the untied lm_head.
+  const double per_layer = 256.0 * (8 * 32 + 2 * 2 * 32) + 8 * 32 * 256.0 + 3 * 256.0 * 512;
+  EXPECT_DOUBLE_EQ(projections, 2 * 16 * per_layer * 4);
+  EXPECT_DOUBLE_EQ(matrix_flops(w, "lm_head"), 2 * 16 * 256.0 * 1000);
+  // Everything multiplied per token: the active parameters less the embedding lookup and norms.
+  const double norms = 4 * 2 * 256.0 + 256;
+  EXPECT_DOUBLE_EQ(projections + matrix_flops(w, "lm_head"),
+                   2 * 16 * (static_cast<double>(p.active - p.embedding) - norms));
+}
+
+TEST(StepWork, AttentionReadsTheKvCacheOncePerStep) {
+  const Architecture m = toy();
+  StepShape decode;
+  decode.groups.push_back({4, 1, 99, true});
+  const StepWork w = step_work(m, decode, {}, bf16());
+  // KV cache per token and layer: 2 (K, V) · 2 heads · 32 · 2 bytes = 256 B; 100 tokens each.
+  EXPECT_DOUBLE_EQ(kv_bytes_of_sequence(m, {}, bf16(), 100), 4 * 256.0 * 100);
+  for (const StepOp& op : w.ops) {
+    if (op.name.find("attention (decode") == std::string::npos) continue;
+    const double q_and_out = 4 * 1 * 8 * (32 + 32) * 2.0;
+    EXPECT_DOUBLE_EQ(op.cost.inference.byte_count, 4 * 100 * 256.0 + q_and_out);
+    // Per head and (query, key) pair: 2·32 flops for q·k and 2·32 for p·v.
+    EXPECT_DOUBLE_EQ(op.cost.inference.flop_count, 2 * 4 * 100 * 8 * (32 + 32.0));
+  }
+}
+
+TEST(StepWork, PrefillAttentionIsCausal) {
+  const Architecture m = toy();
+  StepShape prefill;
+  prefill.groups.push_back({1, 512, 0, true});
+  const StepWork w = step_work(m, prefill, {}, bf16());
+  for (const StepOp& op : w.ops) {
+    if (op.name.find("attention (prefill") == std::string::npos) continue;
+    const double pairs = 512.0 * 513 / 2;
+    EXPECT_DOUBLE_EQ(op.cost.inference.flop_count, 2 * pairs * 8 * 64);
+  }
+}
+
+TEST(StepWork, MixtureOfExpertsComputesTopKExpertsPerToken) {
+  const Architecture& m = model("mistralai/Mixtral-8x7B-Instruct-v0.1");
+  StepShape decode;
+  decode.groups.push_back({64, 1, 1000, true});
+  const StepWork w = step_work(m, decode, {}, bf16());
+  const double experts = matrix_flops(w, "experts gate/up") + matrix_flops(w, "experts down");
+  EXPECT_DOUBLE_EQ(experts, 2.0 * 64 * 2 * 3 * 4096 * 14336 * 32);
+  // 64 tokens choosing 2 of 8 experts touch nearly all 8: E·(1 − (1 − k/E)^T) of them.
+  for (const StepOp& op : w.ops) {
+    if (op.name.find("experts down") == std::string::npos) continue;
+    const double touched = 8 * (1 - std::pow(1 - 2.0 / 8, 64));
+    const double weights = touched * 3 * 4096.0 * 14336 * 2 / 3;
+    EXPECT_NEAR(op.cost.inference.byte_count, weights + 64 * 2 * (14336.0 + 4096) * 2, 1);
+  }
+}
+
+TEST(StepWork, LatentAttentionCachesTheLatent) {
+  const Architecture& m = model("deepseek-ai/DeepSeek-R1");
+  // (kv_lora_rank 512 + rope 64) values per token and layer, 61 layers, fp8 here.
+  StepFormats f = bf16();
+  f.kv_bytes = 1;
+  EXPECT_DOUBLE_EQ(kv_bytes_of_sequence(m, {}, f, 1000), 1000.0 * 576 * 61);
+}
+
+TEST(StepWork, TensorParallelAllReducesEachLayersOutputTwice) {
+  const Architecture m = toy();
+  StepShape decode;
+  decode.groups.push_back({8, 1, 10, true});
+  const StepWork w = step_work(m, decode, Sharding{2, 1, 1}, bf16());
+  double all_reduce_bytes = 0;
+  for (const Collective& c : w.collectives) {
+    if (c.kind == CollectiveKind::kAllReduce) all_reduce_bytes += c.bytes * c.count;
+    EXPECT_EQ(c.group, 2);
+  }
+  // Attention and MLP outputs per layer, plus the vocabulary-parallel embedding: 8 tokens ·
+  // 256 · 2 bytes each.
+  EXPECT_DOUBLE_EQ(all_reduce_bytes, (2 * 4 + 1) * 8 * 256 * 2.0);
+  // Each GPU holds half the heads' weights.
+  EXPECT_DOUBLE_EQ(matrix_flops(w, "qkv projection"), 2 * 8 * 256.0 * (4 + 2 * 1) * 32 * 4);
+}
+
+}  // namespace
+}  // namespace nnergy::llm

@@ -1,0 +1,188 @@
+// The serving stage: deployments settled and refused, memory, the workloads' totals and what
+// must hold between them (more batch, more throughput; the KV cache read per step; TP halving
+// the weights per GPU; weight-only fallbacks said).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "nnergy/core/error.h"
+#include "nnergy/device/device_catalog.h"
+#include "nnergy/llm/model_catalog.h"
+#include "nnergy/serve/deployment.h"
+#include "nnergy/serve/engine.h"
+#include "nnergy/serve/serving_run.h"
+
+namespace nnergy::serve {
+namespace {
+
+using ::testing::HasSubstr;
+
+const std::filesystem::path kData = NNERGY_TEST_DATA_DIR;
+
+const device::DeviceCatalog& devices() {
+  static const device::DeviceCatalog c = device::DeviceCatalog::load(kData / "devices.json");
+  return c;
+}
+const EngineCatalog& engines() {
+  static const EngineCatalog c = EngineCatalog::load(kData);
+  return c;
+}
+const llm::ModelCatalog& models() {
+  static const llm::ModelCatalog c = llm::ModelCatalog::load(kData / "llm" / "models.json");
+  return c;
+}
+
+DeploymentRequest request(const std::string& model, const std::string& device) {
+  DeploymentRequest r;
+  r.model = &models().find(model, "model").model->architecture;
+  r.device = &devices().find(device, "device");
+  r.catalog = &devices();
+  r.engine = &engines().default_engine();
+  r.sequence_tokens = 2000;
+  return r;
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  return "(no InvalidInput thrown)";
+}
+
+RunSettings workload(double in, double out, std::optional<int> batch = std::nullopt) {
+  RunSettings s;
+  s.input_tokens = in;
+  s.output_tokens = out;
+  s.batch = batch;
+  return s;
+}
+
+TEST(Deployment, RefusesParallelismThatDoesNotDivideTheModel) {
+  DeploymentRequest r = request("meta-llama/Llama-3.1-8B-Instruct", "h100");
+  r.tp = 3;
+  EXPECT_THAT(message_of([&] { settle(r); }),
+              HasSubstr("--tp 3: meta-llama/Llama-3.1-8B-Instruct has 32 attention heads; expected "
+                        "a tensor-parallel size that divides them (1, 2, 4, 8, 16, 32)"));
+  r.tp = 4;
+  r.gpus = 6;
+  EXPECT_THAT(message_of([&] { settle(r); }),
+              HasSubstr("--gpus 6: expected a multiple of tp × pp = 4 × 1 = 4"));
+  r.gpus.reset();
+  r.ep = 2;
+  EXPECT_THAT(message_of([&] { settle(r); }), HasSubstr("has no experts"));
+}
+
+TEST(Deployment, RefusesAFormatTheGpuCanNeitherComputeNorRunWeightOnly) {
+  DeploymentRequest r = request("meta-llama/Llama-3.1-8B-Instruct", "v100-sxm2-32gb");
+  r.weights = llm::WeightFormat::kFp8;
+  const std::string m = message_of([&] { settle(r); });
+  EXPECT_THAT(m, HasSubstr("--precision: the v100-sxm2-32gb"));
+  EXPECT_THAT(m, HasSubstr("can neither compute fp8 nor run it weight-only"));
+  EXPECT_THAT(m, HasSubstr("h100-sxm"));  // a GPU that can
+  r.weights = llm::WeightFormat::kBf16;
+  EXPECT_THAT(message_of([&] { settle(r); }), HasSubstr("has no bf16 units; use --precision fp16"));
+}
+
+TEST(Deployment, FallsBackToWeightOnlyWhereTheMathIsMissingAndSaysSo) {
+  DeploymentRequest r = request("meta-llama/Llama-3.1-8B-Instruct", "a100-80gb");
+  r.weights = llm::WeightFormat::kFp8;
+  const Deployment d = settle(r);
+  EXPECT_TRUE(d.formats.weights.weight_only);
+  EXPECT_EQ(d.formats.weights.math, device::Precision::kBf16);
+  ASSERT_FALSE(d.notes.empty());
+  EXPECT_THAT(d.notes.front(), HasSubstr("weight-only"));
+  DeploymentRequest h = request("meta-llama/Llama-3.1-8B-Instruct", "h100");
+  h.weights = llm::WeightFormat::kFp8;
+  EXPECT_FALSE(settle(h).formats.weights.weight_only);
+  EXPECT_EQ(settle(h).formats.weights.math, device::Precision::kFp8);
+}
+
+TEST(Deployment, ChoosesTheSmallestTensorParallelSizeThatFits) {
+  // 70B in bf16 is 141 GB: one 80 GB GPU cannot hold it; two hold 65.7 GiB each, with the
+  // workspace and a few GiB of KV cache (as vLLM serves it on two H100s).
+  const Deployment d = settle(request("meta-llama/Llama-3.1-70B-Instruct", "h100"));
+  EXPECT_EQ(d.sharding.tp, 2);
+  EXPECT_EQ(d.gpus, 2);
+  ASSERT_FALSE(d.notes.empty());
+  EXPECT_THAT(d.notes.back(), HasSubstr("tensor parallel 2 chosen"));
+  DeploymentRequest r = request("meta-llama/Llama-3.1-70B-Instruct", "h100");
+  r.tp = 1;
+  EXPECT_THAT(message_of([&] { settle(r); }), HasSubstr("needs 131.4 GiB of weights per GPU"));
+  EXPECT_THAT(message_of([&] { settle(r); }), HasSubstr("--tp 2 would fit (2 GPUs)"));
+}
+
+TEST(Deployment, TensorParallelismHalvesTheWeightsPerGpu) {
+  DeploymentRequest r = request("meta-llama/Llama-3.1-8B-Instruct", "h100");
+  r.tp = 1;
+  const double one = settle(r).memory.weights;
+  r.tp = 2;
+  EXPECT_NEAR(settle(r).memory.weights, one / 2, 0.01 * one);
+  EXPECT_NEAR(one, 8.03e9 * 2, 0.02 * 8.03e9 * 2);
+}
+
+TEST(ServingRun, RefusesTokenCountsAndBatchesThatCannotRun) {
+  const Deployment d = settle(request("meta-llama/Llama-3.1-8B-Instruct", "h100"));
+  EXPECT_THAT(message_of([&] { run(d, workload(0, 10)); }),
+              HasSubstr("expected at least 1 prompt token and 1 output token"));
+  EXPECT_THAT(message_of([&] { run(d, workload(130000, 2000)); }),
+              HasSubstr("beyond meta-llama/Llama-3.1-8B-Instruct's context of 131072 tokens"));
+  EXPECT_THAT(message_of([&] { run(d, workload(1000, 1000, 100000)); }),
+              HasSubstr("do not fit the KV cache"));
+}
+
+TEST(ServingRun, MoreRunningSequencesGiveMoreTokensAndLessEnergyPerToken) {
+  const Deployment d = settle(request("meta-llama/Llama-3.1-8B-Instruct", "h100"));
+  const ServeResult one = run(d, workload(500, 500, 1));
+  const ServeResult many = run(d, workload(500, 500, 64));
+  EXPECT_GT(many.output_tokens_per_s, 10 * one.output_tokens_per_s);
+  EXPECT_LT(many.energy_per_output_token_j, one.energy_per_output_token_j / 5);
+  EXPECT_GT(many.time_per_output_token_s, one.time_per_output_token_s);
+  // Batch-1 decode reads every weight per token: at least 16 GB / 3.35 TB/s.
+  EXPECT_GT(one.time_per_output_token_s, 16e9 / 3.35e12);
+  EXPECT_LT(one.time_per_output_token_s, 3 * 16e9 / 3.35e12);
+  // Power per GPU between idle and the board limit.
+  EXPECT_GT(many.avg_power_per_gpu_w, 70);
+  EXPECT_LE(many.avg_power_per_gpu_w, 700);
+  // Energy per request is the energy per token times the tokens; prefill and decode add up.
+  EXPECT_NEAR(many.energy_per_request_j, 500 * many.energy_per_output_token_j, 1e-9);
+  EXPECT_NEAR(many.prefill.energy_j + many.decode.energy_j, many.energy_per_request_j,
+              0.01 * many.energy_per_request_j);
+}
+
+TEST(ServingRun, OfflineBatchesPrefillFirstThenDecode) {
+  const Deployment d = settle(request("meta-llama/Llama-3.1-8B-Instruct", "h100"));
+  RunSettings s = workload(1000, 100, 8);
+  s.workload = Workload::kOffline;
+  const ServeResult r = run(d, s);
+  EXPECT_GT(r.ttft_s, 0);
+  EXPECT_NEAR(r.request_latency_s, r.ttft_s + 100 * r.time_per_output_token_s, 1e-9);
+  EXPECT_NEAR(r.output_tokens_per_s, 8 * 100 / r.request_latency_s, 0.01 * r.output_tokens_per_s);
+}
+
+TEST(ServingRun, WithoutABatchTheLargestThatFitsIsTakenAndSaid) {
+  const Deployment d = settle(request("meta-llama/Llama-3.1-8B-Instruct", "h100"));
+  const ServeResult r = run(d, workload(1000, 1000));
+  EXPECT_TRUE(r.batch_is_largest);
+  EXPECT_EQ(r.batch, std::floor(r.largest_batch));
+  EXPECT_LE(r.kv_cache_bytes_per_gpu, d.kv_budget_bytes);
+  ASSERT_FALSE(r.notes.empty());
+  EXPECT_THAT(r.notes.front(), HasSubstr("the largest whose KV cache fits"));
+}
+
+TEST(EngineCatalog, NamesTheReleaseOfEachEngine) {
+  for (const EngineProfile& e : engines().engines()) {
+    EXPECT_FALSE(e.release.empty()) << e.id;
+    EXPECT_FALSE(e.source.empty()) << e.id;
+  }
+  EXPECT_EQ(engines().default_engine().id, "vllm");
+  EXPECT_EQ(engines().find("TRT-LLM", "--engine").id, "tensorrt-llm");
+  EXPECT_THAT(message_of([] { engines().find("vlm", "--engine"); }),
+              HasSubstr("did you mean 'vllm'"));
+}
+
+}  // namespace
+}  // namespace nnergy::serve
