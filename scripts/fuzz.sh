@@ -15,7 +15,7 @@ root="$PWD"
 build="$root/build/sanitize"
 work="${NNERGY_FUZZ_WORK:-$build/work}"
 targets=(onnx_import account_trace power_trace model_file device_catalog published_measurements
-         dataset)
+         dataset llm_config)
 
 usage() {
   sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2

@@ -25,10 +25,10 @@ packages=(
 case "${1:-}" in
   --main) ;;
   "") packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-torch python3-pytest chromium
-                 clang-14 libclang-rt-14-dev ninja-build time) ;;
+                 clang-14 libclang-rt-14-dev ninja-build time ccache) ;;
   --tools)
     packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-torch python3-pytest chromium
-               clang-14 libclang-rt-14-dev ninja-build time)
+               clang-14 libclang-rt-14-dev ninja-build time ccache)
     packages+=(python3-torchvision python3-onnx python3-sklearn librsvg2-bin)
     ;;
   *) echo "install-deps: unknown option '$1'; expected --main, --tools or nothing" >&2; exit 2 ;;

@@ -260,6 +260,42 @@ class LlamaBlock(nn.Module):
         return h + self.w2(F.silu(self.w1(y)) * self.w3(y))
 
 
+class LlamaDecodeStep(LlamaBlock):
+    """One decode step of LlamaBlock with a KV cache, as Hugging Face decoders export it with
+    past key/values: the new token's k and v concatenated to past_key/past_value [N, 2 KV
+    heads, past, 64] on the sequence axis, RoPE at position past, repeat_kv, no mask (a single
+    query sees every cached token); returns the block's output and present_key/present_value."""
+
+    def __init__(self):
+        super().__init__(repeat="repeat_kv", max_positions=1)
+        self.register_buffer("inv_freq", 1.0 / (10000 ** (
+            torch.arange(0, self.head_dim, 2).float() / self.head_dim)), persistent=False)
+
+    def forward(self, x, past_key, past_value):
+        b, s, _ = x.shape
+        y = self.attention_norm(x)
+        q = self.wq(y).view(b, s, self.n_heads, self.head_dim).transpose(1, 2)
+        k = self.wk(y).view(b, s, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        v = self.wv(y).view(b, s, self.n_kv_heads, self.head_dim).transpose(1, 2)
+        past = past_key.shape[2]
+        # The rotary angles of positions past .. past + s - 1 (computed, not a table slice).
+        positions = torch.arange(s, dtype=torch.float32) + past
+        freqs = positions[:, None] * self.inv_freq[None, :]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        present_key = torch.cat([past_key, k], dim=2)
+        present_value = torch.cat([past_value, v], dim=2)
+        keys = repeat_kv(present_key, self.n_rep)
+        values = repeat_kv(present_value, self.n_rep)
+        scores = torch.matmul(q, keys.transpose(2, 3)) / math.sqrt(self.head_dim)
+        probs = F.softmax(scores.float(), dim=-1).type_as(q)
+        h = x + self.wo(torch.matmul(probs, values).transpose(1, 2).reshape(b, s, -1))
+        z = self.ffn_norm(h)
+        return h + self.w2(F.silu(self.w1(z)) * self.w3(z)), present_key, present_value
+
+
 # ---------------------------------------------------------------------------
 # The corpus
 # ---------------------------------------------------------------------------
@@ -288,6 +324,8 @@ class Entry:
     # batch_folded_into_constants; the cases carry no "nnergy_refuses": whether re-binding
     # such a file is sound is the importer's question, the MACs are the model's at that batch.
     batch_folded: str = ""
+    # Symbolic dims other than batch and seq, with the value each case binds (e.g. past=512).
+    named_dims: dict = dataclasses.field(default_factory=dict)
 
 
 def _randn(*shape):
@@ -315,6 +353,14 @@ def lm_input(seq, nlayers=2, nhid=200, ntoken=33278):
         torch.manual_seed(1)
         tokens = torch.randint(0, ntoken, (seq, batch))
         return (tokens, (torch.zeros(nlayers, batch, nhid), torch.zeros(nlayers, batch, nhid)))
+    return make
+
+
+def decode_input(past, dim=512, kv_heads=2, head_dim=64):
+    def make(batch):
+        torch.manual_seed(1)
+        return (torch.randn(batch, 1, dim), torch.randn(batch, kv_heads, past, head_dim),
+                torch.randn(batch, kv_heads, past, head_dim))
     return make
 
 
@@ -433,6 +479,21 @@ def corpus():
                     "too, and its Expand/Split of the repeats run over the 2 KV heads: the "
                     "exported batch and the KV-head count are both 2"
                     if repeat == "repeat_interleave" else "")))
+    past_axes = {0: "batch", 2: "past"}
+    entries.append(Entry(
+        "llama_decode_step_past_kv", "One decode step of the Llama-style block (d 512, 8 query "
+        "/ 2 KV heads, SwiGLU 1536) with a KV cache: x [N, 1, 512], past_key and past_value "
+        "[N, 2, past, 64] in, output and present_key/present_value [N, 2, past + 1, 64] out, "
+        "dynamic batch and past length (as Hugging Face decoders export with past key/values)",
+        "torch.nn", LlamaDecodeStep, decode_input(512), ["x", "past_key", "past_value"],
+        ["output", "present_key", "present_value"], 2, (8,),
+        {"x": 0, "past_key": 0, "past_value": 0}, BSE,
+        dynamic_axes={"x": {0: "batch"}, "past_key": past_axes, "past_value": past_axes,
+                      "output": {0: "batch"}, "present_key": past_axes,
+                      "present_value": past_axes},
+        named_dims={"past": 512},
+        note="the cache grows by concatenation (Concat on axis 2); the rotary angles are "
+             "computed from past_key.shape[2]"))
     for opset in range(11, MAX_OPSET_TORCH + 1):
         entries.append(Entry(
             f"resnet18_opset{opset}", f"ResNet-18, static batch 1, opset {opset}",
@@ -725,7 +786,10 @@ def process(e, out_dir):
     batch_axis = axes.pop() if len(axes) == 1 else None
     if batch_axis != 0 and "batch" in symbolic:
         named["batch"] = None  # filled per case
-    unknown = [d for d in symbolic if d not in ("batch", "seq")]
+    for dim, value in e.named_dims.items():
+        if dim in symbolic:
+            named[dim] = value
+    unknown = [d for d in symbolic if d not in ("batch", "seq", *e.named_dims)]
     if unknown:
         raise RuntimeError(f"{e.name}: unexpected symbolic dims {unknown}")
 

@@ -97,15 +97,7 @@ api::ServeRequest to_request(const ServeOptions& o, const std::string& command_l
   r.clock_mhz = o.clock_mhz;
   r.sweep_clocks = o.sweep_clocks;
   if (!o.sweep_batch.empty()) r.sweep_batch = parse_batch_list(o.sweep_batch);
-  if (o.power_scope == "gpu") {
-    r.power_scope = api::PowerScope::kGpu;
-  } else if (o.power_scope == "node") {
-    r.power_scope = api::PowerScope::kNode;
-  } else {
-    throw InvalidInput("--power-scope " + o.power_scope +
-                       ": expected gpu (the GPUs' own power, as NVML reports it) or node (the "
-                       "servers' at the wall)");
-  }
+  r.power_scope = api::parse_power_scope(o.power_scope, "--power-scope");
   r.layers = o.layers;
   r.devices_file = o.devices_file;
   return r;

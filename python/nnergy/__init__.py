@@ -5,6 +5,9 @@ results as Python objects and pandas DataFrames:
 
     nnergy.predict(model, example_input=None, device=..., batch=..., mode=..., precision=...)
     nnergy.compare(model, devices=[...], batches=[...])  which GPU, which clock (DataFrame)
+    nnergy.serve("meta-llama/Llama-3.1-8B-Instruct", device="h100", input_tokens=1000,
+                 output_tokens=200)     energy per token of serving a language model
+    nnergy.language_models()               the language models serve knows (DataFrame)
     nnergy.Monitor(sources=...)            measurement windows (with, begin_window/end_window)
     @nnergy.measure                        a function's time and energy per call
     nnergy.session(model, "run1")          record a PyTorch run for nnergy.account
@@ -30,6 +33,7 @@ except ImportError as e:  # the pure-Python sources without the built extension 
 from nnergy._core import DeviceError, Error, InternalError, InvalidInput, RuntimeFailure
 from nnergy._predict import ClockSweep, Prediction, predict
 from nnergy._compare import compare
+from nnergy._serve import Serving, ServeTotals, language_models, serve
 from nnergy._monitor import Measurement, Monitor, Window, measure
 from nnergy._account import Accounting, Footprint, account, session
 from nnergy._energy_logger import EnergyLogger
@@ -38,5 +42,6 @@ from nnergy._catalog import devices, power_sources, zoo
 __all__ = [
     "Accounting", "ClockSweep", "DeviceError", "EnergyLogger", "Error", "Footprint",
     "InternalError", "InvalidInput", "Measurement", "Monitor", "Prediction", "RuntimeFailure",
-    "Window", "account", "compare", "devices", "measure", "power_sources", "predict", "session", "zoo",
+    "ServeTotals", "Serving", "Window", "account", "compare", "devices", "language_models",
+    "measure", "power_sources", "predict", "serve", "session", "zoo",
 ]

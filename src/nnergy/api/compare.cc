@@ -6,6 +6,7 @@
 #include <future>
 #include <thread>
 
+#include "nnergy/api/gpu_devices.h"
 #include "nnergy/api/predict.h"
 #include "nnergy/api/run_precision.h"
 #include "nnergy/core/data_directory.h"
@@ -18,7 +19,7 @@ namespace nnergy::api {
 
 namespace {
 
-bool is_gpu(const device::DeviceSpec& d) { return d.vendor == "nvidia" || d.vendor == "amd"; }
+using detail::is_gpu;
 
 report::ComparedDevice compared_device(const device::DeviceSpec& d, device::Precision precision) {
   report::ComparedDevice c;

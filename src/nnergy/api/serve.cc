@@ -19,6 +19,11 @@ namespace nnergy::api {
 
 namespace {
 
+// The model is the command's positional MODEL; Python's keyword `model`.
+std::string model_setting(SettingNames names) {
+  return names == SettingNames::kFlag ? "MODEL" : "model";
+}
+
 // The host's share of a server's wall power per GPU, W, and the power supplies' efficiency:
 // estimates (CPUs, memory, NICs, fans and switches of an 8-GPU HGX-class server ~1.2 kW under
 // load; a PCIe server ~100 W per card).
@@ -47,7 +52,7 @@ struct ResolvedArchitecture {
   std::string note;
 };
 
-ResolvedArchitecture resolve_model(const ServeRequest& r) {
+ResolvedArchitecture resolve_model(const ServeRequest& r, const llm::ModelCatalog& catalog) {
   ResolvedArchitecture out;
   if (looks_like_a_file(r.model)) {
     std::error_code ec;
@@ -61,8 +66,7 @@ ResolvedArchitecture resolve_model(const ServeRequest& r) {
     out.model.source = "config file " + r.model;
     return out;
   }
-  const llm::ModelCatalog catalog = llm::ModelCatalog::load_default();
-  const llm::ResolvedModel found = catalog.find(r.model, setting_name(r.names, "model"));
+  const llm::ResolvedModel found = catalog.find(r.model, model_setting(r.names));
   out.model = found.model->architecture;
   if (found.weight_format) out.format = llm::parse_weight_format(*found.weight_format, "model");
   out.note = found.note;
@@ -119,20 +123,42 @@ std::vector<report::ModelListing> list_models() {
   return out;
 }
 
+PowerScope parse_power_scope(std::string_view name, std::string_view setting) {
+  if (name == "gpu") return PowerScope::kGpu;
+  if (name == "node") return PowerScope::kNode;
+  throw InvalidInput(fmt::format(
+      "{} {}: expected gpu (the GPUs' own power, as NVML reports it) or node (the servers' at "
+      "the wall)",
+      setting, name));
+}
+
+ServeCatalogs ServeCatalogs::load(const std::filesystem::path& devices_file) {
+  const std::filesystem::path data_dir = data_directory();
+  return {llm::ModelCatalog::load_default(),
+          device::DeviceCatalog::load_with_user(data_dir, devices_file),
+          serve::EngineCatalog::load(data_dir), serve::ServeCalibration::load(data_dir)};
+}
+
 report::ServeReport serve(const ServeRequest& r) {
   if (r.model.empty()) {
-    throw InvalidInput(setting_name(r.names, "model") +
+    throw InvalidInput(model_setting(r.names) +
                        ": expected a model (a Hugging Face id or a config.json path)");
   }
-  const std::filesystem::path data_dir = data_directory();
-  ResolvedArchitecture resolved = resolve_model(r);
+  return serve(r, ServeCatalogs::load(r.devices_file));
+}
+
+llm::Architecture serve_model(const ServeRequest& r, const ServeCatalogs& catalogs) {
+  return resolve_model(r, catalogs.models).model;
+}
+
+report::ServeReport serve(const ServeRequest& r, const ServeCatalogs& catalogs) {
+  ResolvedArchitecture resolved = resolve_model(r, catalogs.models);
   const llm::Architecture& model = resolved.model;
-  const device::DeviceCatalog devices =
-      device::DeviceCatalog::load_with_user(data_dir, r.devices_file);
+  const device::DeviceCatalog& devices = catalogs.devices;
   const device::DeviceSpec& listed =
       devices.find(r.device.value_or(kDefaultServeDevice), setting_name(r.names, "device"));
-  const serve::EngineCatalog engines = serve::EngineCatalog::load(data_dir);
-  const serve::ServeCalibration calibration = serve::ServeCalibration::load(data_dir);
+  const serve::EngineCatalog& engines = catalogs.engines;
+  const serve::ServeCalibration& calibration = catalogs.calibration;
   // The device and engine with what `nnergy calibrate --serve` fitted for LLM serving.
   std::string calibration_note;
   const device::DeviceSpec device = calibration.apply(listed, &calibration_note);
@@ -255,6 +281,10 @@ report::ServeReport serve(const ServeRequest& r) {
   if (!calibration_note.empty()) report.method += "; " + calibration_note;
   if (!calibration.accuracy.empty()) report.method += "; " + calibration.accuracy;
   if (!resolved.note.empty()) report.notes.push_back(resolved.note);
+  if (!r.device) {
+    report.notes.push_back(fmt::format("device {}: the default ({} to choose another)", device.id,
+                                       setting_name(r.names, "device")));
+  }
   report.notes.push_back(
       fmt::format("model configuration: {}", model.source.empty() ? model.id : model.source));
   for (const std::string& n : deployment.notes) report.notes.push_back(n);

@@ -3,11 +3,16 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nnergy/core/setting_name.h"
+#include "nnergy/device/device_catalog.h"
+#include "nnergy/llm/model_catalog.h"
 #include "nnergy/llm/weight_format.h"
 #include "nnergy/report/serve_report.h"
+#include "nnergy/serve/engine.h"
+#include "nnergy/serve/serve_calibration.h"
 #include "nnergy/serve/serving_run.h"
 
 namespace nnergy::api {
@@ -20,6 +25,9 @@ enum class PowerScope {
   kGpu,   ///< the GPUs' own (NVML), as ML.ENERGY and Zeus measure
   kNode,  ///< the servers' at the wall: GPUs plus an estimated host share per GPU
 };
+
+/// "gpu" or "node"; anything else is InvalidInput naming `setting`.
+PowerScope parse_power_scope(std::string_view name, std::string_view setting);
 
 /// Everything `nnergy serve` needs. Values are typed; what depends on the model or the device
 /// is checked by serve().
@@ -51,6 +59,25 @@ struct ServeRequest {
   std::string command_line;
   SettingNames names = SettingNames::kKeyword;
 };
+
+/// What serve() reads from the data directory, loaded once for several predictions (compare
+/// --serve): the model catalog, the device catalog (with `devices_file` merged), the engines
+/// and the LLM calibration.
+struct ServeCatalogs {
+  llm::ModelCatalog models;
+  device::DeviceCatalog devices;
+  serve::EngineCatalog engines;
+  serve::ServeCalibration calibration;
+  /// Loads all four from the data directory. Throws InvalidInput for a bad devices_file.
+  static ServeCatalogs load(const std::filesystem::path& devices_file);
+};
+
+/// The architecture `request.model` names (a catalog entry or a config.json), for callers that
+/// check the model once before many predictions. Throws InvalidInput as serve() does.
+llm::Architecture serve_model(const ServeRequest& request, const ServeCatalogs& catalogs);
+
+/// serve() with the catalogs already loaded; request.devices_file is not read again.
+report::ServeReport serve(const ServeRequest& request, const ServeCatalogs& catalogs);
 
 /// Predicts time, power and energy per token of serving `request.model`. Throws InvalidInput
 /// naming the setting for: an unknown model (did you mean), a config.json that cannot be read,

@@ -143,17 +143,14 @@ void bind_symbols(onnx::ModelProto& model, const std::string& source,
     }
   }
   for (auto& output : *graph->mutable_output()) {
-    // Outputs may use expressions ("batch*128") that only inference can resolve: clear them.
+    // Outputs' symbolic dims are cleared, never bound: they may be expressions ("batch*128")
+    // or an input's name reused for another length (a decode step's present_key declared
+    // [batch, heads, past, d] although it holds past + 1 tokens, as dynamic_axes written for
+    // both often say). Shape inference computes what they are.
     if (!output.type().has_tensor_type() || !output.type().tensor_type().has_shape()) continue;
     for (auto& dim :
          *output.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim()) {
-      if (dim.has_dim_value()) continue;
-      auto it = resolved.find(dim.dim_param());
-      if (it != resolved.end()) {
-        dim.set_dim_value(it->second);
-      } else {
-        dim.clear_dim_param();
-      }
+      if (!dim.has_dim_value()) dim.clear_dim_param();
     }
   }
   const std::set<std::string> counted = data_dependent_nodes(model);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -85,12 +86,13 @@ class Fields {
  private:
   Int positive_at(const std::string& key) const {
     const json& v = object_.at(key);
-    // Some configs write integral sizes as 4096.0.
+    // Some configs write integral sizes as 4096.0. The range is checked before the conversion,
+    // which is undefined for a value an integer cannot hold; sizes past 10^9 are no model's
+    // (the longest contexts are ~10^7 tokens).
+    const bool in_range = v.is_number() && v.get<double>() >= 1 && v.get<double>() <= 1e9;
     const bool integral =
-        v.is_number_integer() ||
-        (v.is_number_float() &&
-         v.get<double>() == static_cast<double>(static_cast<Int>(v.get<double>())));
-    if (!integral || v.get<double>() < 1 || v.get<double>() > 1e12) {
+        in_range && (v.is_number_integer() || v.get<double>() == std::floor(v.get<double>()));
+    if (!integral) {
       throw InvalidInput(fmt::format("{}: field '{}': expected a positive integer, found {}",
                                      where_, key, v.dump()));
     }
@@ -435,6 +437,32 @@ const std::vector<std::string>& supported_model_types() {
   return kTypes;
 }
 
+namespace {
+
+// Sizes each within range can still multiply into a model no GPU could hold and counts that
+// overflow 64 bits; a generous bound on the parameters (all matrices, in floating point) refuses
+// them before anything counts in integers. The largest published models are ~2·10^12.
+void check_plausible_size(const Architecture& a, const std::string& where) {
+  long double bound = 2.0L * a.hidden * a.vocab;
+  for (const LayerKind& k : a.layers) {
+    const long double h = a.hidden;
+    long double layer = 4.0L * h * h;
+    layer += 2.0L * h * k.attention.heads * (k.attention.head_dim + k.attention.value_head_dim);
+    layer += 2.0L * h * k.attention.kv_heads * (k.attention.head_dim + k.attention.value_head_dim);
+    layer += 3.0L * h * k.mlp.ffn * std::max(1, k.mlp.experts) + 3.0L * h * k.mlp.shared_ffn;
+    layer += 4.0L * h * k.mamba.inner() + 2.0L * h * k.mamba.groups * k.mamba.state;
+    bound += layer * k.count;
+  }
+  if (bound > 1e15L) {
+    throw InvalidInput(fmt::format(
+        "{}: the sizes describe more than 10^15 parameters (hidden_size {}, vocab_size {}, {} "
+        "layer kinds); check the config's sizes",
+        where, a.hidden, a.vocab, a.layers.size()));
+  }
+}
+
+}  // namespace
+
 Architecture read_config(const json& config, const std::string& where) {
   if (!config.is_object()) {
     throw InvalidInput(where + ": expected a JSON object (a Hugging Face config.json)");
@@ -479,6 +507,7 @@ Architecture read_config(const json& config, const std::string& where) {
   a.layer_norm = family->second.layer_norm;
   a.max_context = f.positive_or({"max_position_embeddings", "n_positions", "seq_length"}, 4096);
   a.layers = read_layers(f, type, family->second, a.hidden);
+  check_plausible_size(a, where);
   a.weight_format = weight_format_of(f.has("quantization_config") ? f : outer);
   if (a.weight_format == "mxfp4" || a.weight_format == "nvfp4") {
     // gpt-oss and NVIDIA's FP4 checkpoints keep attention in bf16 (modules_to_not_convert).

@@ -17,6 +17,9 @@ void bind_predict(pybind11::module_& module);
 /// nnergy._core.compare_json (api::compare).
 void bind_compare(pybind11::module_& module);
 
+/// serve(), ServeReport and list_models_json() (serve_binding.cc).
+void bind_serve(pybind11::module_& module);
+
 /// PowerMeter: in-process measurement windows (power_meter_binding.cc).
 void bind_power_meter(pybind11::module_& module);
 

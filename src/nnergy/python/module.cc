@@ -14,6 +14,7 @@ PYBIND11_MODULE(_core, module) {
   nnergy::python::bind_errors(module);
   nnergy::python::bind_predict(module);
   nnergy::python::bind_compare(module);
+  nnergy::python::bind_serve(module);
   nnergy::python::bind_power_meter(module);
   nnergy::python::bind_account(module);
   nnergy::python::bind_catalog(module);

@@ -29,17 +29,28 @@ std::string render_text(const ServeCalibrationReport& r) {
       "nnergy calibrate --serve: {} published runs ({} records left out), {} iterations\n\n",
       r.fit.runs, r.fit.skipped, r.fit.iterations);
   TextTable g;
-  for (const char* h :
-       {"generation", "GEMM efficiency", "streaming efficiency", "tensor flop energy", "runs"})
+  for (const char* h : {"generation", "GEMM efficiency", "8-bit GEMM", "streaming efficiency",
+                        "tensor flop energy", "runs"})
     g.add_column(
         h, std::string(h) == "generation" ? TextTable::Align::kLeft : TextTable::Align::kRight);
   for (const auto& [name, fit] : r.fit.fitted.generations) {
-    g.add_row({name, fmt::format("{:.0f} %", fit.gemm_efficiency * 100),
-               fmt::format("{:.0f} %", fit.memory_efficiency * 100),
-               fmt::format("x{:.2f}", fit.tensor_energy_scale), std::to_string(fit.measurements)});
+    g.add_row(
+        {name, fmt::format("{:.0f} %", fit.gemm_efficiency * 100),
+         fit.gemm_efficiency_8bit ? fmt::format("{:.0f} %", *fit.gemm_efficiency_8bit * 100) : "",
+         fmt::format("{:.0f} %", fit.memory_efficiency * 100),
+         fmt::format("x{:.2f}", fit.tensor_energy_scale), std::to_string(fit.measurements)});
   }
   out += "Per GPU generation (of the datasheet peaks; energy relative to the archline default):\n" +
          g.render();
+  std::string shared;
+  for (const auto& [family, scale] : r.fit.fitted.memory_energy_scale)
+    shared += fmt::format("{}DRAM energy per byte ({}) x{:.2f}", shared.empty() ? "" : "; ", family,
+                          scale);
+  if (r.fit.fitted.pcie_efficiency) {
+    shared += fmt::format("{}PCIe collectives at {:.0f} % of the link", shared.empty() ? "" : "; ",
+                          *r.fit.fitted.pcie_efficiency * 100);
+  }
+  if (!shared.empty()) out += "Shared: " + shared + "\n";
   TextTable e;
   for (const char* h : {"engine", "host per step", "per sequence", "host per kernel", "runs"})
     e.add_column(h,

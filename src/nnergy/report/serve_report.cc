@@ -18,19 +18,6 @@ std::string billions(double b) { return fmt::format("{:.2f} B", b); }
 
 std::string seconds(double s) { return format_quantity(s, "s"); }
 
-json totals_json(const serve::ServeResult& r) {
-  return json{{"batch", r.batch},
-              {"energy_per_output_token_j", r.energy_per_output_token_j},
-              {"output_tokens_per_s", r.output_tokens_per_s},
-              {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
-              {"time_per_output_token_s", r.time_per_output_token_s},
-              {"ttft_s", r.ttft_s},
-              {"request_latency_s", r.request_latency_s},
-              {"energy_per_request_j", r.energy_per_request_j},
-              {"avg_power_w", r.avg_power_w},
-              {"avg_power_per_gpu_w", r.avg_power_per_gpu_w}};
-}
-
 json parts_json(const serve::ServeResult& r) {
   json parts = json::object();
   for (std::size_t i = 0; i < serve::kShareCount; ++i) {
@@ -51,6 +38,19 @@ std::string parallelism(const ServeReport& r) {
 }
 
 }  // namespace
+
+json totals_json(const serve::ServeResult& r) {
+  return json{{"batch", r.batch},
+              {"energy_per_output_token_j", r.energy_per_output_token_j},
+              {"output_tokens_per_s", r.output_tokens_per_s},
+              {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
+              {"time_per_output_token_s", r.time_per_output_token_s},
+              {"ttft_s", r.ttft_s},
+              {"request_latency_s", r.request_latency_s},
+              {"energy_per_request_j", r.energy_per_request_j},
+              {"avg_power_w", r.avg_power_w},
+              {"avg_power_per_gpu_w", r.avg_power_per_gpu_w}};
+}
 
 std::string render_text(const ServeReport& r, bool layers) {
   const serve::ServeResult& t = r.result;

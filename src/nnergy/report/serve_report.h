@@ -71,6 +71,10 @@ std::string render_text(const ServeReport& report, bool layers);
 /// (prefill and decode energy per request, J), "parts" (energy per request by part, J),
 /// "memory", "operations" (when asked), "batch_sweep", "clock_sweep", "method", "notes"}.
 nlohmann::ordered_json to_json(const ServeReport& report);
+/// The `totals` object of the JSON: batch, energy_per_output_token_j, output_tokens_per_s,
+/// output_tokens_per_s_per_gpu, time_per_output_token_s, ttft_s, request_latency_s,
+/// energy_per_request_j, avg_power_w, avg_power_per_gpu_w.
+nlohmann::ordered_json totals_json(const serve::ServeResult& result);
 
 /// CSV: the context as "# key: value" lines, then one row per sweep point (batch or clock),
 /// or one row of totals; columns carry their units.
