@@ -29,7 +29,10 @@ struct PredictOptions {
   std::vector<std::string> dims;
   std::optional<double> clock_mhz;
   std::optional<double> power_limit_w;
-  std::optional<double> host_launch_us;  ///< default: the calibrated eager-PyTorch value
+  std::optional<double> host_launch_us;  ///< default: the host profile's
+  std::optional<std::string> host;
+  std::string runtime = "eager";
+  bool strict_fp32 = false;
   bool sweep = false;
   std::optional<double> sweep_step_mhz;
   std::optional<std::string> precision;  ///< default: the file's tensor type
@@ -61,6 +64,9 @@ api::PredictRequest to_request(const PredictOptions& o, const std::string& comma
   r.clock_mhz = o.clock_mhz;
   r.power_limit_w = o.power_limit_w;
   r.host_launch_us = o.host_launch_us;
+  r.host = o.host;
+  r.runtime = network::parse_runtime(o.runtime, "--runtime");
+  r.strict_fp32 = o.strict_fp32;
   r.sweep_clocks = o.sweep;
   r.sweep_step_mhz = o.sweep_step_mhz;
   if (o.optimizer) r.optimizer = graph::parse_optimizer(*o.optimizer, "--optimizer");
@@ -108,6 +114,16 @@ void add_predict_command(CLI::App& app, CommandRun* selected, const std::string&
   cmd->add_option("--devices-file", options->devices_file,
                   "extra device catalog (JSON) whose devices replace or add to the built-in ones");
   cmd->add_option("--mode", options->mode, "inference or training")->capture_default_str();
+  cmd->add_option("--host", options->host,
+                  "calibrated host profile whose kernel launch time to use (default: the "
+                  "calibration's; an unknown name lists them)");
+  cmd->add_flag("--strict-fp32", options->strict_fp32,
+                "fp32: TF32 off in cuDNN too (default: convolutions in TF32 on GPUs that have it, "
+                "as PyTorch runs them)");
+  cmd->add_option("--runtime", options->runtime,
+                  "eager (PyTorch launching each kernel), cuda-graphs (no per-kernel launch) or "
+                  "compiled (torch.compile: pointwise chains fused)")
+      ->capture_default_str();
   cmd->add_option("--host-launch-us", options->host_launch_us,
                   "host CPU time per kernel launch of eager inference, us (training: the "
                   "calibrated multiple; 0: never host-bound); default: the calibrated value");

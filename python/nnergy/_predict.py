@@ -171,9 +171,10 @@ def _command_line(model_text, arguments):
 
 def predict(model, example_input=None, *, device=None, batch=None, mode="inference",
             precision=None, dims=None, clock_mhz=None, power_limit_w=None, host_launch_us=None,
-            sweep_clocks=False, sweep_step_mhz=None, optimizer=None, whitelist=None, error=None,
-            alpha=None, ignore_memory=False, predictor_file=None, devices_file=None,
-            opset_version=None, onnx_path=None):
+            host=None, runtime="eager", strict_fp32=False, sweep_clocks=False,
+            sweep_step_mhz=None, optimizer=None, whitelist=None, error=None, alpha=None,
+            ignore_memory=False, predictor_file=None, devices_file=None, opset_version=None,
+            onnx_path=None):
     """Predicts per-layer and network time, power and energy of one iteration (api::predict).
 
     model          a zoo name (nnergy.zoo()), the path of an .onnx file, or a torch.nn.Module,
@@ -190,7 +191,13 @@ def predict(model, example_input=None, *, device=None, batch=None, mode="inferen
     dims           {name: value} for other symbolic dimensions
     clock_mhz      core clock, MHz (default boost); power_limit_w: board power limit, W
     host_launch_us host time to launch one kernel in inference, µs; training takes the
-                   calibrated multiple of it (autograd) (default: the calibrated eager value)
+                   calibrated multiple of it (autograd) (default: the host profile's)
+    host           a calibrated host profile (default: the calibration's; an unknown name
+                   lists them)
+    runtime        "eager" (PyTorch launching each kernel), "cuda-graphs" (no per-kernel
+                   launch) or "compiled" (torch.compile: pointwise chains fused)
+    strict_fp32    fp32 with TF32 off in cuDNN too (default: convolutions in TF32 on GPUs that
+                   have it, as PyTorch runs them; matrix products stay fp32)
     sweep_clocks   also predict over the device's clocks (or call .clock_sweep() later)
     optimizer      training: "sgd", "sgd-momentum" (default), "adam" or "adamw"
     whitelist      comma-separated compute-relevant ONNX op types
@@ -207,7 +214,9 @@ def predict(model, example_input=None, *, device=None, batch=None, mode="inferen
     """
     arguments = dict(device=device, batch=batch, mode=mode, precision=precision,
                      dims=dict(dims or {}), clock_mhz=clock_mhz, power_limit_w=power_limit_w,
-                     host_launch_us=host_launch_us, sweep_clocks=sweep_clocks,
+                     host_launch_us=host_launch_us, host=host, runtime=runtime,
+                     strict_fp32=strict_fp32,
+                     sweep_clocks=sweep_clocks,
                      sweep_step_mhz=sweep_step_mhz, optimizer=optimizer, whitelist=whitelist,
                      error=error, alpha=alpha, ignore_memory=ignore_memory,
                      predictor_file=os.fspath(predictor_file or ""),

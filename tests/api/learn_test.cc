@@ -134,8 +134,9 @@ TEST_F(ApiLearn, EvaluatePublishedPredictsTheCorpusAndWritesOneCsvDialect) {
   // The calibration corpus itself: every figure is in-sample.
   EXPECT_TRUE(report.in_sample());
   EXPECT_THAT(report::render_text(report),
-              HasSubstr("of data/calibration/measured_public.json: on that corpus these figures "
-                        "are in-sample"));
+              HasSubstr("of data/calibration/measured_public.json + "
+                        "data/measured/h100/networks.json: on that corpus these figures are "
+                        "in-sample"));
   EXPECT_EQ(report.evaluation.evaluated.size() + report.evaluation.failures.size(),
             report.measurements);
   EXPECT_EQ(report.host.host_launch_s, 0);
@@ -150,35 +151,35 @@ TEST_F(ApiLearn, EvaluatePublishedPredictsTheCorpusAndWritesOneCsvDialect) {
   EXPECT_EQ(j["context"]["predictor"], "analytical");
 }
 
-// A hand-written file of one H100 run (resnet18, batch 8, fp32 inference): its time, average
+// A hand-written file of one GH200 run (resnet18, batch 8, fp32 inference): its time, average
 // power and energy per iteration, a quantity nnergy does not predict and a power that is not
 // positive.
-const char* const kH100Records = R"json([
-  {"id": "t", "source": "hand", "location": "", "framework": "", "derivation": "", "notes": "", "gpu": "NVIDIA H100 80GB HBM3", "network": "resnet18",
+const char* const kGh200Records = R"json([
+  {"id": "t", "source": "hand", "location": "", "framework": "", "derivation": "", "notes": "", "gpu": "NVIDIA GH200 (Grace Hopper, GPU part)", "network": "resnet18",
    "mode": "inference", "batch": 8, "precision": "fp32 (strict)", "quantity": "time_per_iteration",
    "value": 2, "unit": "ms", "value_si": 0.002, "unit_si": "s", "measured": true, "grade": "A"},
-  {"id": "p", "source": "hand", "location": "", "framework": "", "derivation": "", "notes": "", "gpu": "NVIDIA H100 80GB HBM3", "network": "resnet18",
+  {"id": "p", "source": "hand", "location": "", "framework": "", "derivation": "", "notes": "", "gpu": "NVIDIA GH200 (Grace Hopper, GPU part)", "network": "resnet18",
    "mode": "inference", "batch": 8, "precision": "fp32 (strict)", "quantity": "avg_power",
    "value": 400, "unit": "W", "value_si": 400, "unit_si": "W", "measured": true, "grade": "A"},
-  {"id": "e", "source": "hand", "location": "", "framework": "", "derivation": "", "notes": "", "gpu": "NVIDIA H100 80GB HBM3", "network": "resnet18",
+  {"id": "e", "source": "hand", "location": "", "framework": "", "derivation": "", "notes": "", "gpu": "NVIDIA GH200 (Grace Hopper, GPU part)", "network": "resnet18",
    "mode": "inference", "batch": 8, "precision": "fp32 (strict)",
    "quantity": "energy_per_iteration", "value": 0.8, "unit": "J", "value_si": 0.8, "unit_si": "J",
    "measured": true, "grade": "A"},
-  {"id": "u", "source": "hand", "location": "", "framework": "", "derivation": "", "notes": "", "gpu": "NVIDIA H100 80GB HBM3", "network": "resnet18",
+  {"id": "u", "source": "hand", "location": "", "framework": "", "derivation": "", "notes": "", "gpu": "NVIDIA GH200 (Grace Hopper, GPU part)", "network": "resnet18",
    "mode": "inference", "batch": 8, "precision": "fp32 (strict)",
    "quantity": "max_observed_power", "value": 500, "unit": "W", "value_si": 500, "unit_si": "W",
    "measured": true, "grade": "A"},
-  {"id": "bad", "source": "hand", "location": "", "framework": "", "derivation": "", "notes": "", "gpu": "NVIDIA H100 80GB HBM3", "network": "resnet18",
+  {"id": "bad", "source": "hand", "location": "", "framework": "", "derivation": "", "notes": "", "gpu": "NVIDIA GH200 (Grace Hopper, GPU part)", "network": "resnet18",
    "mode": "inference", "batch": 8, "precision": "fp32 (strict)", "quantity": "avg_power",
    "value": -400, "unit": "W", "value_si": -400, "unit_si": "W", "measured": true, "grade": "A"}
 ])json";
 
 TEST_F(ApiLearn, EvaluatePublishedScoresPowerAndEnergyOfAFileOutsideTheCorpus) {
-  const std::filesystem::path file = dir_ / "h100.json";
-  std::ofstream(file) << kH100Records;
+  const std::filesystem::path file = dir_ / "gh200.json";
+  std::ofstream(file) << kGh200Records;
   PublishedEvaluationRequest r;
   r.published = file;
-  r.scatter_csv = dir_ / "h100.csv";
+  r.scatter_csv = dir_ / "gh200.csv";
   const report::PublishedEvaluationReport report = evaluate_published(r);
   ASSERT_EQ(report.evaluation.evaluated.size(), 1u);
   ASSERT_EQ(report.power.powers.size(), 1u);
@@ -203,7 +204,7 @@ TEST_F(ApiLearn, EvaluatePublishedScoresPowerAndEnergyOfAFileOutsideTheCorpus) {
     EXPECT_EQ(all["count"], 1);
     EXPECT_NEAR(all["mape"].get<double>(), std::abs(ratio - 1), 1e-12) << quantity;
     EXPECT_NEAR(all["median_ratio"].get<double>(), ratio, 1e-12) << quantity;
-    EXPECT_EQ(j[quantity]["by_device"][0]["group"], "h100-sxm");
+    EXPECT_EQ(j[quantity]["by_device"][0]["group"], "gh200");
   }
   // Energy = the predicted time × the predicted average power of the same run.
   const calibration::EvaluatedEnergy& energy = report.power.energies[0];
@@ -214,14 +215,14 @@ TEST_F(ApiLearn, EvaluatePublishedScoresPowerAndEnergyOfAFileOutsideTheCorpus) {
   EXPECT_EQ(j["calibration"]["records_in_corpus"], 0);
 
   EXPECT_EQ(report.rejected, 0u);
-  // Not the corpus: out-of-sample, and the H100's parameters transferred from Ampere.
+  // Not the corpus: out-of-sample, and the GH200 (no measurement of its own) on Hopper's.
   EXPECT_FALSE(report.in_sample());
   ASSERT_EQ(report.transferred_devices.size(), 1u);
-  EXPECT_EQ(report.transferred_devices[0].id, "h100-sxm");
+  EXPECT_EQ(report.transferred_devices[0].id, "gh200");
   const std::string text = report::render_text(report);
   EXPECT_THAT(text, HasSubstr("none of this file's measurements were used in calibration"));
-  EXPECT_THAT(text, HasSubstr("h100-sxm has no measurement in the corpus: its time model was "
-                              "transferred from Ampere"));
+  EXPECT_THAT(text, HasSubstr("gh200 has no measurement in the corpus: its time model was "
+                              "calibrated on 648 measured whole-network times of Hopper GPUs"));
   EXPECT_THAT(text, testing::Not(HasSubstr("in-sample")));
   EXPECT_THAT(text, HasSubstr("Average power over the iteration"));
   EXPECT_THAT(text, HasSubstr("Energy per iteration"));
@@ -230,9 +231,9 @@ TEST_F(ApiLearn, EvaluatePublishedScoresPowerAndEnergyOfAFileOutsideTheCorpus) {
   const std::string csv = read(r.scatter_csv);
   EXPECT_THAT(csv, HasSubstr("id,network,device,precision,mode,part,batch,measured_s,predicted_s,"
                              "measured_w,predicted_w,measured_j,predicted_j\n"));
-  EXPECT_THAT(csv, HasSubstr("\nt,resnet18,h100-sxm,fp32,inference,iteration,8,0.002,"));
-  EXPECT_THAT(csv, HasSubstr("\np,resnet18,h100-sxm,fp32,inference,iteration,8,,,400,"));
-  EXPECT_THAT(csv, HasSubstr("\ne,resnet18,h100-sxm,fp32,inference,iteration,8,,,,,0.8,"));
+  EXPECT_THAT(csv, HasSubstr("\nt,resnet18,gh200,fp32,inference,iteration,8,0.002,"));
+  EXPECT_THAT(csv, HasSubstr("\np,resnet18,gh200,fp32,inference,iteration,8,,,400,"));
+  EXPECT_THAT(csv, HasSubstr("\ne,resnet18,gh200,fp32,inference,iteration,8,,,,,0.8,"));
 }
 
 TEST_F(ApiLearn, EvaluatePublishedSaysWhichRecordsAreInTheCalibrationCorpus) {
@@ -250,9 +251,9 @@ TEST_F(ApiLearn, EvaluatePublishedSaysWhichRecordsAreInTheCalibrationCorpus) {
   EXPECT_THAT(report::render_text(in_corpus), HasSubstr("these figures are in-sample"));
   // The same with a record changed and one added: neither is in the corpus.
   part[0]["value"] = part[0]["value"].get<double>() * 2;
-  part.push_back(nlohmann::json::parse(kH100Records)[0]);
+  part.push_back(nlohmann::json::parse(kGh200Records)[0]);
   // A record the reader rejects is listed with its reason, and counts for neither side.
-  nlohmann::json incomplete = nlohmann::json::parse(kH100Records)[1];
+  nlohmann::json incomplete = nlohmann::json::parse(kGh200Records)[1];
   incomplete["id"] = "incomplete";
   incomplete.erase("notes");
   part.push_back(incomplete);

@@ -87,7 +87,7 @@ CalibrationOptions synthetic_options() {
   options.min_generation_records = 5;
   options.min_tensor_records = 5;
   options.min_host_records = 5;
-  options.host_launch_host = "synthetic machine";
+  options.host_launch_hosts = {"synthetic machine"};
   return options;
 }
 

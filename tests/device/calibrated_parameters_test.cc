@@ -34,7 +34,7 @@ CalibratedParameters example() {
   p.host_launch_training_factor = 1.4;
   p.input_copy_bytes_per_s = 4e9;
   p.transferred_time_log_sigma = 0.3;
-  p.power = PowerFit{0.4, 5, {"titan-x"}, 0.12};
+  p.power = PowerFit{0.4, 5, {"titan-x"}, 0.12, {{"bf16", 1.3}}};
   return p;
 }
 
@@ -55,6 +55,7 @@ TEST(CalibratedParameters, WrittenAndReadBack) {
   EXPECT_EQ(p.power->records, 5u);
   EXPECT_EQ(p.power->devices, std::vector<std::string>{"titan-x"});
   EXPECT_DOUBLE_EQ(p.power->power_log_sigma, 0.12);
+  EXPECT_DOUBLE_EQ(p.power->tensor_flop_power.at("bf16"), 1.3);
   EXPECT_DOUBLE_EQ(p.winograd_speedup, 1.5);
   EXPECT_DOUBLE_EQ(p.grouped_conv_efficiency, 0.6);
   EXPECT_DOUBLE_EQ(p.backward_matrix_efficiency, 0.7);
@@ -130,10 +131,17 @@ TEST(CalibratedParameters, ThePowerFitReachesEveryNvidiaDeviceAndReplacesEstimat
   catalog.calibrate(example(), "test");
   const DeviceSpec& a100 = catalog.find("a100-40gb");
   EXPECT_DOUBLE_EQ(a100.power_activity.operand_share, 0.4);
-  EXPECT_NE(a100.power_activity.provenance.find("5 published average powers (titan-x)"),
+  EXPECT_NE(a100.power_activity.provenance.find("5 measured average powers (titan-x)"),
             std::string::npos)
       << a100.power_activity.provenance;
   EXPECT_FALSE(a100.is_estimated("efficiency.compute"));
+  // The matrix units' flop power: bf16 at 1.3x the fp32 units' flop power at its own peak, so
+  // ε_flop,bf16 = ε_flop,fp32 × peak_fp32/peak_bf16 × 1.3; fp16, not fitted, keeps 1.
+  const double eps32 = a100.archline_for(Precision::kFp32).eps_flop_j;
+  const double scale = *a100.peak(Precision::kFp32) / *a100.peak(Precision::kBf16);
+  EXPECT_DOUBLE_EQ(a100.archline_for(Precision::kBf16).eps_flop_j, eps32 * scale * 1.3);
+  EXPECT_DOUBLE_EQ(a100.archline_for(Precision::kFp16).eps_flop_j,
+                   eps32 * *a100.peak(Precision::kFp32) / *a100.peak(Precision::kFp16));
   // A file without a power fit leaves κ at 0.
   CalibratedParameters no_power = example();
   no_power.power.reset();
@@ -167,7 +175,7 @@ TEST(CalibratedParameters, AMeasuredGenerationIsCalibratedOthersAreTransferred) 
   EXPECT_DOUBLE_EQ(a100.efficiency.tensor.value(), 0.4);
   EXPECT_DOUBLE_EQ(a100.efficiency.memory, 0.5);
   EXPECT_DOUBLE_EQ(a100.calibration.time_log_sigma, 0.2);
-  EXPECT_NE(a100.calibration.provenance.find("calibrated on 200 published measurements of Ampere"),
+  EXPECT_NE(a100.calibration.provenance.find("calibrated on 200 measured whole-network times of Ampere"),
             std::string::npos)
       << a100.calibration.provenance;
 
@@ -206,14 +214,17 @@ TEST(CalibratedParameters, TheDefaultCatalogIsCalibratedAndSaysSo) {
   const DeviceSpec& a100 = catalog.find("a100-40gb");
   EXPECT_FALSE(a100.calibration.transferred);
   EXPECT_GT(a100.calibration.time_log_sigma, 0);
-  EXPECT_TRUE(catalog.find("h100-sxm").calibration.transferred);
+  // Hopper is fitted on nnergy's own H100 campaign; Ada has no measurement: transferred.
+  EXPECT_FALSE(catalog.find("h100-sxm").calibration.transferred);
+  EXPECT_TRUE(catalog.find("l4").calibration.transferred);
 }
 
 TEST(CalibratedParameters, TheAddedDevicesGetTheirGenerationsCalibration) {
   const DeviceCatalog catalog = DeviceCatalog::load_default(kDataDir);
   // Measured generations (data/calibration/calibrated.json): their own fit.
-  for (const auto& [id, generation] : {std::pair{"a100-pcie-80gb", "Ampere"},
-                                       std::pair{"a10", "Ampere"}, std::pair{"t4", "Turing"}}) {
+  for (const auto& [id, generation] :
+       {std::pair{"a100-pcie-80gb", "Ampere"}, std::pair{"a10", "Ampere"},
+        std::pair{"t4", "Turing"}, std::pair{"h100-pcie", "Hopper"}}) {
     SCOPED_TRACE(id);
     const DeviceSpec& d = catalog.find(id);
     EXPECT_EQ(d.generation(), generation);
@@ -221,9 +232,8 @@ TEST(CalibratedParameters, TheAddedDevicesGetTheirGenerationsCalibration) {
     EXPECT_FALSE(d.calibration.transferred);
     EXPECT_TRUE(d.efficiency.tensor.has_value());
   }
-  // Hopper and Ada have no measurements: transferred, with the larger spread.
-  for (const auto& [id, generation] :
-       {std::pair{"h100-pcie", "Hopper"}, std::pair{"l4", "Ada"}, std::pair{"l40", "Ada"}}) {
+  // Ada has no measurements: transferred, with the larger spread.
+  for (const auto& [id, generation] : {std::pair{"l4", "Ada"}, std::pair{"l40", "Ada"}}) {
     SCOPED_TRACE(id);
     const DeviceSpec& d = catalog.find(id);
     EXPECT_EQ(d.generation(), generation);

@@ -1,6 +1,8 @@
 #include "nnergy/api/calibrate.h"
 
 #include <chrono>
+#include <iterator>
+#include <vector>
 
 #include "nnergy/calibration/published_times.h"
 #include "nnergy/core/atomic_file.h"
@@ -14,22 +16,35 @@ report::CalibrationReport calibrate(const CalibrateRequest& r) {
   const auto start = std::chrono::steady_clock::now();
   calibration::check_grades(r.grades, r.names);
   const std::filesystem::path data_dir = data_directory();
-  const std::filesystem::path published =
-      r.published.empty() ? data_dir / "calibration" / "measured_public.json" : r.published;
+  // By default everything measured that nnergy has: the published corpus and its own campaigns.
+  const std::vector<std::filesystem::path> sources =
+      r.published.empty()
+          ? std::vector<std::filesystem::path>{data_dir / "calibration" / "measured_public.json",
+                                               data_dir / "measured" / "h100" / "networks.json"}
+          : std::vector<std::filesystem::path>{r.published};
   const std::filesystem::path output =
       r.output.empty() ? device::DeviceCatalog::calibrated_parameters_path(data_dir) : r.output;
   // The datasheet catalog: calibration starts from the peaks, never from an earlier fit.
   const device::DeviceCatalog catalog = device::DeviceCatalog::load(data_dir / "devices.json");
-  const dataset::PublishedReadResult read =
-      dataset::read_published_measurements(published.string());
+  dataset::PublishedReadResult read;
+  // The corpus as the parameters file names it: relative to the data directory when inside it,
+  // so that the file reads the same on every machine.
+  std::string corpus;
+  for (const std::filesystem::path& source : sources) {
+    dataset::PublishedReadResult part = dataset::read_published_measurements(source.string());
+    read.records_read += part.records_read;
+    read.records.insert(read.records.end(), std::make_move_iterator(part.records.begin()),
+                        std::make_move_iterator(part.records.end()));
+    read.rejected.insert(read.rejected.end(), std::make_move_iterator(part.rejected.begin()),
+                         std::make_move_iterator(part.rejected.end()));
+    std::string name = source.lexically_normal().string();
+    const std::filesystem::path relative = source.lexically_normal().lexically_relative(data_dir);
+    if (!relative.empty() && *relative.begin() != "..") name = "data/" + relative.string();
+    corpus += (corpus.empty() ? std::string() : std::string(device::kCorpusSeparator)) + name;
+  }
   const calibration::PublishedTimes times =
       calibration::published_times(read.records, data_dir, r.grades);
   const network::PreparedTimes prepared = network::prepare_times(times.measurements, catalog);
-  // The corpus as the parameters file names it: relative to the data directory when inside it,
-  // so that the file reads the same on every machine.
-  std::string corpus = published.lexically_normal().string();
-  const std::filesystem::path relative = published.lexically_normal().lexically_relative(data_dir);
-  if (!relative.empty() && *relative.begin() != "..") corpus = "data/" + relative.string();
 
   const calibration::PublishedBandwidths bandwidths =
       calibration::published_bandwidths(read.records, data_dir);
@@ -55,7 +70,7 @@ report::CalibrationReport calibrate(const CalibrateRequest& r) {
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   report.context = RunContext::now(r.command_line);
-  report.context.add("published", published.string())
+  report.context.add("published", corpus)
       .add("grades", r.grades)
       .add("output", r.dry_run ? "" : output.string());
   if (!r.dry_run) {
@@ -63,7 +78,7 @@ report::CalibrationReport calibrate(const CalibrateRequest& r) {
                           setting_name(r.names, "output"));
     report.output = output;
   }
-  report.published = published;
+  report.published = corpus;
   report.grades = r.grades;
   report.records_read = read.records_read;
   report.times = times.measurements.size();

@@ -12,7 +12,8 @@ namespace nnergy::api {
 
 /// Everything `nnergy calibrate` needs.
 struct CalibrateRequest {
-  /// Published measurements; empty: the data directory's calibration/measured_public.json.
+  /// Measurements to fit; empty: the data directory's calibration/measured_public.json and
+  /// nnergy's own H100 campaign, measured/h100/networks.json.
   std::filesystem::path published;
   std::vector<std::string> grades = {"A", "B"};  ///< grades of the records used (A, B, C)
   /// Where to write the parameters; empty: the data directory's calibration/calibrated.json,

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "nnergy/api/regressor_choice.h"
 #include "nnergy/calibration/power_calibration.h"
@@ -27,22 +28,29 @@ void check_output(const std::filesystem::path& path, SettingNames names, std::st
 }
 
 // How many of `records` the calibration corpus holds (same id, every field equal); empty when
-// the corpus file cannot be read. `corpus` is as calibrated.json names it: "data/..." relative
-// to the data directory, or a path.
+// one of the corpus files cannot be read. `corpus` is as calibrated.json names it: files joined
+// by device::kCorpusSeparator, each "data/..." relative to the data directory, or a path.
 std::optional<std::size_t> records_in_corpus(
     const std::vector<dataset::PublishedMeasurement>& records, const std::string& corpus,
     const std::filesystem::path& data_dir) {
-  std::filesystem::path path = corpus;
-  if (corpus.starts_with("data/")) path = data_dir / corpus.substr(5);
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
-  std::map<std::string, const dataset::PublishedMeasurement*> by_id;
-  const dataset::PublishedReadResult read = dataset::read_published_measurements(path.string());
-  for (const dataset::PublishedMeasurement& m : read.records) by_id[m.id] = &m;
+  std::map<std::string, dataset::PublishedMeasurement> by_id;
+  std::string_view rest = corpus;
+  while (!rest.empty()) {
+    const std::size_t end = rest.find(device::kCorpusSeparator);
+    const std::string file(rest.substr(0, end));
+    rest = end == std::string_view::npos ? std::string_view()
+                                         : rest.substr(end + device::kCorpusSeparator.size());
+    std::filesystem::path path = file;
+    if (file.starts_with("data/")) path = data_dir / file.substr(5);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+    dataset::PublishedReadResult read = dataset::read_published_measurements(path.string());
+    for (dataset::PublishedMeasurement& m : read.records) by_id.emplace(m.id, std::move(m));
+  }
   std::size_t n = 0;
   for (const dataset::PublishedMeasurement& m : records) {
     const auto it = by_id.find(m.id);
-    if (it != by_id.end() && *it->second == m) ++n;
+    if (it != by_id.end() && it->second == m) ++n;
   }
   return n;
 }

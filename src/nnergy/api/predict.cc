@@ -157,22 +157,32 @@ report::PredictionReport predict(const PredictRequest& r) {
   settings.point.precision = precision.precision;
   settings.point.clock_mhz = r.clock_mhz.value_or(device->clock.boost_mhz);
   settings.optimizer = settings_optimizer(r);
+  const device::CalibratedParameters* calibration =
+      catalog.calibration() ? &*catalog.calibration() : nullptr;
+  if (r.host && r.host_launch_us) {
+    throw InvalidInput(fmt::format("{} and {}: choose one (a calibrated host, or the launch time)",
+                                   name(r, "host"), name(r, "host_launch_us")));
+  }
+  const network::HostChoice host = network::choose_host(r.host, calibration, name(r, "host"));
   settings.host_launch_s =
-      network::host_settings(r.host_launch_us,
-                             catalog.calibration() ? &*catalog.calibration() : nullptr)
-          .host_launch_for(r.mode);
+      network::host_settings(r.host_launch_us ? *r.host_launch_us : host.launch_s * 1e6,
+                             calibration)
+          .host_launch_for(r.mode) *
+      network::launch_share(r.runtime);
   if (r.whitelist) settings.whitelist = *r.whitelist;
+  settings.tf32_convolutions = settings.point.precision == device::Precision::kFp32 &&
+                               !r.strict_fp32 && device->peak(device::Precision::kTf32);
 
   net->cast_floating_tensors(device::storage_type(settings.point.precision));
   settings.batch = net->batch;  // the batch actually computed (re-bound or taken from the file)
 
-  const network::CostedNetwork costed(*net);
+  const network::CostedNetwork costed(*net, r.runtime);
   // Checked before any prediction, so that every path (one clock, a clock sweep, a power
   // limit) refuses the same runs.
   const network::MemoryEstimate memory =
       network::estimate_memory(costed, settings.mode, settings.optimizer, settings.batch,
                                network::gib_to_bytes(device->memory_gib));
-  if (memory.exceeds_device() && !r.ignore_memory) {
+  if (memory.exceeds_device_beyond_uncertainty() && !r.ignore_memory) {
     throw InvalidInput(memory_exceeded_message(r, *net, *device, memory, precision.precision));
   }
 
@@ -190,6 +200,14 @@ report::PredictionReport predict(const PredictRequest& r) {
   }
   report.caveats.insert(report.caveats.begin(), net->import_notes.begin(), net->import_notes.end());
   if (!precision.note.empty()) report.caveats.insert(report.caveats.begin(), precision.note);
+  if (!r.host_launch_us && !host.name.empty()) report.caveats.push_back("host: " + host.source);
+  if (settings.tf32_convolutions) {
+    report.caveats.push_back(fmt::format(
+        "fp32 as PyTorch runs it on the {}: convolutions in TF32 (cuDNN's default, "
+        "torch.backends.cudnn.allow_tf32), matrix products in fp32; {} for fp32 everywhere",
+        device->id, name(r, "strict_fp32")));
+  }
+  report.caveats.push_back(network::runtime_summary(r.runtime, costed.fusion()));
   const predict::OpPredictor& predictor =
       learned ? static_cast<const predict::OpPredictor&>(*learned) : analytical;
   report.memory = memory;
@@ -231,6 +249,10 @@ report::PredictionReport predict(const PredictRequest& r) {
       .add("power_limit_w", r.power_limit_w ? nlohmann::ordered_json(*r.power_limit_w)
                                             : nlohmann::ordered_json(nullptr))
       .add("host_launch_s", settings.host_launch_s)
+      .add("host",
+           r.host_launch_us ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(host.name))
+      .add("runtime", std::string(network::to_string(r.runtime)))
+      .add("tf32_convolutions", settings.tf32_convolutions)
       .add("optimizer",
            settings.mode == graph::Mode::kTraining
                ? nlohmann::ordered_json(std::string(graph::to_string(settings.optimizer)))

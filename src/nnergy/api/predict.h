@@ -10,6 +10,7 @@
 #include "nnergy/device/precision.h"
 #include "nnergy/graph/op_catalog.h"
 #include "nnergy/graph/whitelist.h"
+#include "nnergy/network/runtime.h"
 #include "nnergy/predict/op_predictor.h"
 #include "nnergy/regress/regressor.h"
 #include "nnergy/report/prediction_report.h"
@@ -41,7 +42,13 @@ struct PredictRequest {
   std::optional<device::Precision> precision;
   std::optional<double> clock_mhz;       ///< core clock, MHz; default: boost
   std::optional<double> power_limit_w;   ///< board power limit, W (the model finds the clock)
-  std::optional<double> host_launch_us;  ///< default: the calibrated eager value, µs
+  std::optional<double> host_launch_us;  ///< default: the host profile's, µs
+  /// A calibrated host profile (network::choose_host); default: the calibration's default host.
+  std::optional<std::string> host;
+  network::Runtime runtime = network::Runtime::kEager;
+  /// fp32 with TF32 disabled in cuDNN too; default: convolutions in TF32 where the GPU has TF32
+  /// tensor cores (PyTorch's default), matrix products in fp32.
+  bool strict_fp32 = false;
   bool sweep_clocks = false;             ///< predict over the device's clocks too
   std::optional<double> sweep_step_mhz;  ///< default: the device's step, ≤ ~100 points
   /// The optimizer of a training step; default: SGD with momentum. Given for inference, it is

@@ -27,41 +27,56 @@ struct PowerRun {
   device::DeviceSpec device;
 };
 
-// Predicted (time s, average power W) of `run` with operand share `kappa`.
+// Predicted (time s, average power W) of `run` with operand share `kappa` and the matrix units'
+// flop power `tensor` (PowerActivity::tensor_flop_power; empty: uncalibrated).
 std::pair<double, double> predict_power(const PowerRun& run, double kappa,
+                                        const std::map<device::Precision, double>& tensor,
                                         const network::TimeEvaluationSettings& host) {
   device::DeviceSpec device = run.device;
   device.power_activity.operand_share = kappa;
+  device.power_activity.tensor_flop_power = tensor;
   const network::NetworkTotals t = predict_run(*run.costed, run.measurement.run, device, host);
   return {t.time_s, t.power_w};
 }
 
-// Largest κ searched: the operand power would then exceed the memory power at full bandwidth
-// three times over, far beyond what a kernel moves through its caches.
-constexpr double kMaxKappa = 3;
-
-// κ in [0, kMaxKappa] minimising Σ (P_i(κ)/P_meas,i − 1)² over `use`. Each P_i rises with κ
-// until the op powers reach the TDP cap, so the sum is searched by golden section rather than
-// solved as if it were linear.
-double fit_kappa(const std::vector<PowerRun>& runs, const std::vector<std::size_t>& use,
-                 const network::TimeEvaluationSettings& host) {
-  if (use.empty()) return 0;
-  auto cost = [&](double kappa) {
-    double sum = 0;
-    for (std::size_t i : use) {
-      const double r = predict_power(runs[i], kappa, host).second / runs[i].measurement.measured_w;
-      sum += (r - 1) * (r - 1);
-    }
-    return sum;
-  };
-  const double golden = (std::sqrt(5.0) - 1) / 2;
+// A parameter's grid: predicted powers of each run at lo, lo + step, ..., hi, computed once so
+// that every fit (in sample and each cross-validation fold) interpolates instead of predicting
+// the networks again.
+struct Grid {
   double lo = 0;
-  double hi = kMaxKappa;
+  double hi = 0;
+  double step = 0;
+  std::size_t points() const { return static_cast<std::size_t>(std::lround((hi - lo) / step)) + 1; }
+  double at(std::size_t k) const { return lo + step * static_cast<double>(k); }
+  // Linear interpolation of `curve` (one value per grid point) at x in [lo, hi].
+  double interpolate(const std::vector<double>& curve, double x) const {
+    const double position = std::clamp((x - lo) / step, 0.0, static_cast<double>(points() - 1));
+    const auto k = std::min(static_cast<std::size_t>(position), points() - 2);
+    const double f = position - static_cast<double>(k);
+    return curve[k] * (1 - f) + curve[k + 1] * f;
+  }
+};
+
+// κ from 0 to 3: at 3 the operand power would exceed the memory power at full bandwidth three
+// times over, far beyond what a kernel moves through its caches.
+constexpr Grid kKappaGrid{0, 3, 0.1};
+// The matrix units' flop power at a tensor precision's peak, as a multiple of the fp32 units'
+// at the fp32 peak (PowerActivity::tensor_flop_power).
+constexpr Grid kTensorGrid{0.25, 4, 0.125};
+// Fewer average powers at a tensor precision: its flop power is not fitted (stays 1).
+constexpr std::size_t kMinTensorPowerRecords = 10;
+
+// The minimum of `cost` on [lo, hi] by golden section: each run's power rises with the parameter
+// until the op powers reach the TDP cap, so the sum of squares is searched rather than solved
+// as if it were linear.
+template <typename Cost>
+double golden_minimum(const Cost& cost, double lo, double hi) {
+  const double golden = (std::sqrt(5.0) - 1) / 2;
   double a = hi - golden * (hi - lo);
   double b = lo + golden * (hi - lo);
   double fa = cost(a);
   double fb = cost(b);
-  while (hi - lo > 1e-9) {
+  while (hi - lo > 1e-6) {
     if (fa <= fb) {
       hi = b;
       b = a;
@@ -76,8 +91,33 @@ double fit_kappa(const std::vector<PowerRun>& runs, const std::vector<std::size_
       fb = cost(b);
     }
   }
-  const double kappa = (lo + hi) / 2;
-  return cost(0) <= cost(kappa) ? 0.0 : kappa;
+  return (lo + hi) / 2;
+}
+
+// The value on `grid` minimising Σ (P_i(x)/P_meas,i − 1)² over `use`, P_i interpolated on each
+// run's curve; `none` (the parameter's neutral value) when it does better or `use` is empty.
+double fit_on_grid(const std::vector<PowerRun>& runs,
+                   const std::vector<std::vector<double>>& curves,
+                   const std::vector<std::size_t>& use, const Grid& grid, double none) {
+  if (use.empty()) return none;
+  auto cost = [&](double x) {
+    double sum = 0;
+    for (std::size_t i : use) {
+      const double r = grid.interpolate(curves[i], x) / runs[i].measurement.measured_w;
+      sum += (r - 1) * (r - 1);
+    }
+    return sum;
+  };
+  const double x = golden_minimum(cost, grid.lo, grid.hi);
+  return cost(none) <= cost(x) ? none : x;
+}
+
+// Whether `run` computes its matrix products on matrix units at a precision of their own (tf32,
+// fp16, bf16, fp8), whose flop power is fitted apart from the fp32 units'.
+bool on_tensor_units(const PowerRun& run) {
+  const device::Precision p = run.measurement.run.precision;
+  return p != device::Precision::kFp32 && p != device::Precision::kFp64 &&
+         run.device.peak(p).has_value();
 }
 
 }  // namespace
@@ -177,28 +217,86 @@ PowerCalibration calibrate_power(const std::vector<PowerMeasurement>& measuremen
   }
   if (runs.empty()) return result;
   const std::size_t n = runs.size();
-  std::vector<std::size_t> all(n);
-  for (std::size_t i = 0; i < n; ++i) all[i] = i;
-  // The archline alone (κ = 0), once per run: the baseline every κ is compared with.
-  std::vector<std::pair<double, double>> archline(n);
-  for (std::size_t i = 0; i < n; ++i) archline[i] = predict_power(runs[i], 0, host);
-  auto evaluate = [&](std::size_t i, double kappa) {
-    return EvaluatedPower{runs[i].measurement, archline[i].first, archline[i].second,
-                          predict_power(runs[i], kappa, host).second};
-  };
-  const double kappa = fit_kappa(runs, all, host);
-  std::set<std::string> devices;
+  const std::map<device::Precision, double> uncalibrated;
+  // κ on the runs whose matrix products use the fp32 units (all runs when there are none), then
+  // each tensor precision's flop power on its runs with that κ.
+  std::vector<std::size_t> scalar;
+  std::map<device::Precision, std::vector<std::size_t>> tensor;
   for (std::size_t i = 0; i < n; ++i) {
-    result.in_sample.push_back(evaluate(i, kappa));
-    devices.insert(runs[i].measurement.run.device_id);
-    // Leave out every measurement of this one's network (none left: κ = 0).
-    std::vector<std::size_t> others;
-    for (std::size_t j = 0; j < n; ++j) {
-      if (runs[j].measurement.run.network != runs[i].measurement.run.network) others.push_back(j);
+    if (on_tensor_units(runs[i]))
+      tensor[runs[i].measurement.run.precision].push_back(i);
+    else
+      scalar.push_back(i);
+  }
+  if (scalar.empty()) {
+    for (std::size_t i = 0; i < n; ++i) scalar.push_back(i);
+    tensor.clear();
+  }
+  std::erase_if(tensor, [](const auto& p) { return p.second.size() < kMinTensorPowerRecords; });
+  std::vector<bool> is_scalar(n, false);
+  for (std::size_t i : scalar) is_scalar[i] = true;
+
+  // The archline alone (κ = 0, uncalibrated matrix units), once per run: the baseline.
+  std::vector<std::pair<double, double>> archline(n);
+  for (std::size_t i = 0; i < n; ++i) archline[i] = predict_power(runs[i], 0, uncalibrated, host);
+  std::vector<std::vector<double>> kappa_curves(n);
+  for (std::size_t i : scalar) {
+    for (std::size_t k = 0; k < kKappaGrid.points(); ++k)
+      kappa_curves[i].push_back(
+          k == 0 ? archline[i].second
+                 : predict_power(runs[i], kKappaGrid.at(k), uncalibrated, host).second);
+  }
+  const double kappa = fit_on_grid(runs, kappa_curves, scalar, kKappaGrid, 0);
+  std::vector<std::vector<double>> tensor_curves(n);
+  std::map<device::Precision, double> ratios;
+  for (const auto& [precision, use] : tensor) {
+    for (std::size_t i : use) {
+      for (std::size_t k = 0; k < kTensorGrid.points(); ++k)
+        tensor_curves[i].push_back(
+            predict_power(runs[i], kappa, {{precision, kTensorGrid.at(k)}}, host).second);
     }
-    result.leave_one_network_out.push_back(evaluate(i, fit_kappa(runs, others, host)));
+    ratios[precision] = fit_on_grid(runs, tensor_curves, use, kTensorGrid, 1);
+  }
+
+  std::set<std::string> devices;
+  std::set<std::string> networks;
+  for (const PowerRun& run : runs) {
+    devices.insert(run.measurement.run.device_id);
+    networks.insert(run.measurement.run.network);
+  }
+  result.in_sample.resize(n);
+  result.leave_one_network_out.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto [time_s, power_w] = predict_power(runs[i], kappa, ratios, host);
+    result.in_sample[i] = {runs[i].measurement, time_s, archline[i].second, power_w};
+  }
+  // Leave out every measurement of one network at a time (none left: κ = 0, ratio 1).
+  for (const std::string& network : networks) {
+    auto others = [&](const std::vector<std::size_t>& use) {
+      std::vector<std::size_t> kept;
+      for (std::size_t j : use)
+        if (runs[j].measurement.run.network != network) kept.push_back(j);
+      return kept;
+    };
+    const double fold_kappa = fit_on_grid(runs, kappa_curves, others(scalar), kKappaGrid, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (runs[i].measurement.run.network != network) continue;
+      double held_out_w = 0;
+      if (is_scalar[i]) {
+        held_out_w = kKappaGrid.interpolate(kappa_curves[i], fold_kappa);
+      } else if (auto t = tensor.find(runs[i].measurement.run.precision); t != tensor.end()) {
+        const double ratio = fit_on_grid(runs, tensor_curves, others(t->second), kTensorGrid, 1);
+        held_out_w = kTensorGrid.interpolate(tensor_curves[i], ratio);
+      } else {
+        held_out_w = predict_power(runs[i], fold_kappa, uncalibrated, host).second;
+      }
+      result.leave_one_network_out[i] = {runs[i].measurement, archline[i].first, archline[i].second,
+                                         held_out_w};
+    }
   }
   result.fit.operand_share = kappa;
+  for (const auto& [precision, ratio] : ratios)
+    result.fit.tensor_flop_power[std::string(device::to_string(precision))] = ratio;
   result.fit.records = n;
   result.fit.devices.assign(devices.begin(), devices.end());
   // 1σ of ln(measured/predicted): the rms error of the logarithms.

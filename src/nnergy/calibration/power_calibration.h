@@ -72,15 +72,20 @@ PowerEvaluation evaluate_powers(const std::vector<PowerMeasurement>& powers,
 struct PowerCalibration {
   device::PowerFit fit;  ///< operand_share, records, devices, power_log_sigma (out of sample)
   std::vector<EvaluatedPower> in_sample;
-  /// Same order as in_sample, each with κ fitted on the other networks (none: κ = 0).
+  /// Same order as in_sample, each with κ and its precision's flop power fitted on the other
+  /// networks (none: κ = 0, ratio 1). A tensor-precision run is predicted with the κ of all
+  /// fp32 runs, its own network's included (κ is fitted first; the tensor ratios on top).
   std::vector<EvaluatedPower> leave_one_network_out;
   std::vector<std::pair<std::string, std::string>> failures;  ///< measurement id, reason
 };
 
-/// Fits κ in [0, 3] to `measurements` by least squares on predicted/measured − 1, each network
+/// Fits κ in [0, 3] on the runs whose matrix products use the fp32 units, then, with that κ,
+/// each tensor precision's flop power (PowerActivity::tensor_flop_power, 0.25–4; a precision with
+/// fewer than 10 runs keeps 1), by least squares on predicted/measured − 1, each network
 /// predicted with `catalog`'s device (already time-calibrated) and the host launch times of
-/// `host`. A measurement that cannot be predicted is in `failures`; with
-/// none left, `fit.records` is 0.
+/// `host`. Each run is predicted once per point of a grid of each parameter (κ step 0.1, ratio
+/// step 0.125) and the fits interpolate. A measurement that cannot be predicted is in
+/// `failures`; with none left, `fit.records` is 0.
 PowerCalibration calibrate_power(const std::vector<PowerMeasurement>& measurements,
                                  const device::DeviceCatalog& catalog,
                                  const network::TimeEvaluationSettings& host);

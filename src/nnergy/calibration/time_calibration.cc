@@ -343,10 +343,12 @@ class Problem {
           break;
       }
     }
-    if (auto it = p.host_launch_by_host.find(options_.host_launch_host);
-        it != p.host_launch_by_host.end()) {
-      p.host_launch_s = it->second;
-      p.host_launch_source = it->first;
+    const auto preferred =
+        std::find_if(options_.host_launch_hosts.begin(), options_.host_launch_hosts.end(),
+                     [&](const std::string& host) { return p.host_launch_by_host.contains(host); });
+    if (preferred != options_.host_launch_hosts.end()) {
+      p.host_launch_s = p.host_launch_by_host.at(*preferred);
+      p.host_launch_source = *preferred;
     } else if (!p.host_launch_by_host.empty()) {
       // predict models eager PyTorch: the mean of its hosts, else of all.
       bool any_pytorch = false;

@@ -29,9 +29,11 @@ struct CalibrationOptions {
   /// Weight of the priors' residuals ((θ − θ₀)/σ in logit or log space); 1: weak priors that
   /// only decide parameters the measurements leave open.
   double prior_weight = 1;
-  /// The host machine whose launch time becomes `predict`'s default: eager PyTorch on a
-  /// current server, measured by two sources.
-  std::string host_launch_host = "DGX A100";
+  /// The host machines whose launch time becomes `predict`'s default, the first fitted one:
+  /// eager PyTorch 2 on a current server (nnergy's H100 campaign), else the DGX A100 of two
+  /// published sources (older PyTorch).
+  std::vector<std::string> host_launch_hosts = {"PyTorch 2.11 on a 16-core H100 server (2026)",
+                                                "DGX A100"};
   /// σ, in logit space, of the prior that draws a generation's memory efficiency towards the
   /// bandwidth its GPUs' copy kernels reached (BandwidthAnchor).
   double bandwidth_anchor_sigma = 0.3;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "nnergy/core/error.h"
+#include "nnergy/device/precision.h"
 
 namespace nnergy::device {
 
@@ -140,6 +141,14 @@ CalibratedParameters read_calibrated_parameters(const std::filesystem::path& pat
     if (!power.is_object()) throw InvalidInput(at + ": expected an object");
     PowerFit fit;
     fit.operand_share = positive(power, "operand_share", at);
+    if (power.contains("tensor_flop_power")) {
+      const json& tensor = power["tensor_flop_power"];
+      if (!tensor.is_object()) throw InvalidInput(at + ": tensor_flop_power: expected an object");
+      for (const auto& [name, value] : tensor.items()) {
+        parse_precision(name, at + ": tensor_flop_power");  // throws for an unknown name
+        fit.tensor_flop_power[name] = positive(tensor, name, at + ": tensor_flop_power");
+      }
+    }
     fit.records = count(power, "records", at);
     fit.power_log_sigma = positive(power, "power_log_sigma", at);
     fit.devices = device_ids(power);
@@ -185,6 +194,7 @@ std::string calibrated_parameters_json(const CalibratedParameters& p) {
   j["transferred_time_log_sigma"] = p.transferred_time_log_sigma;
   if (p.power) {
     j["power"] = {{"operand_share", p.power->operand_share},
+                  {"tensor_flop_power", p.power->tensor_flop_power},
                   {"records", p.power->records},
                   {"devices", p.power->devices},
                   {"power_log_sigma", p.power->power_log_sigma}};
@@ -212,11 +222,17 @@ bool apply_calibration(const CalibratedParameters& p, DeviceSpec& device) {
   if (p.power) {
     PowerActivity& a = device.power_activity;
     a.operand_share = p.power->operand_share;
+    for (const auto& [precision, ratio] : p.power->tensor_flop_power)
+      a.tensor_flop_power[parse_precision(precision, "tensor_flop_power")] = ratio;
     a.power_log_sigma = p.power->power_log_sigma;
+    std::string tensor;
+    for (const auto& [precision, ratio] : p.power->tensor_flop_power)
+      tensor += fmt::format("{}{} {:.2f}x", tensor.empty() ? "" : ", ", precision, ratio);
+    if (!tensor.empty()) tensor = "; matrix-unit flop power at the tensor peak: " + tensor;
     a.provenance = fmt::format(
-        "operand power κ = {:.2f} of the memory power, fitted on {} published average powers ({}); "
-        "average power ±{:.0f} % (1σ, leave-one-network-out)",
-        p.power->operand_share, p.power->records, join_with_commas(p.power->devices),
+        "operand power κ = {:.2f} of the memory power{}, fitted on {} measured average powers "
+        "({}); average power ±{:.0f} % (1σ, leave-one-network-out)",
+        p.power->operand_share, tensor, p.power->records, join_with_commas(p.power->devices),
         100 * relative_spread(p.power->power_log_sigma));
   }
   Efficiency& e = device.efficiency;
@@ -257,7 +273,7 @@ bool apply_calibration(const CalibratedParameters& p, DeviceSpec& device) {
         name, g.records, devices, tensor_note);
     info.time_log_sigma = std::max(p.transferred_time_log_sigma, g.time_log_sigma);
   } else {
-    info.provenance = fmt::format("calibrated on {} published measurements of {} GPUs ({}){}",
+    info.provenance = fmt::format("calibrated on {} measured whole-network times of {} GPUs ({}){}",
                                   g.records, name, devices, tensor_note);
     info.time_log_sigma = g.time_log_sigma;
   }

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nnergy/device/device_spec.h"
@@ -35,11 +36,18 @@ struct PowerFit {
   std::vector<std::string> devices;  ///< catalog ids of their GPUs
   /// 1σ of ln(measured/predicted) of average power, leave-one-network-out; 0 = unknown.
   double power_log_sigma = 0;
+  /// PowerActivity::tensor_flop_power by precision name ("bf16", ...); only fitted ones.
+  std::map<std::string, double> tensor_flop_power;
 };
+
+/// What separates the files of CalibratedParameters::corpus.
+inline constexpr std::string_view kCorpusSeparator = " + ";
 
 /// Everything `nnergy calibrate` fitted.
 struct CalibratedParameters {
-  std::string corpus;       ///< the measurements' file, as given to calibrate
+  /// The measurements' files, as calibrate names them ("data/..." inside the data directory),
+  /// joined by kCorpusSeparator.
+  std::string corpus;
   std::size_t records = 0;  ///< whole-network times fitted on
   std::map<std::string, GenerationEfficiency> generations;
   double kernel_overhead_s = 0;        ///< GPU time per kernel launch, s (all generations)

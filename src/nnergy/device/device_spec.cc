@@ -41,14 +41,23 @@ ArchlineParameters DeviceSpec::archline_for(Precision precision) const {
   ArchlineParameters derived = fp32->second;
   const std::optional<double> p32 = peak(Precision::kFp32);
   const std::optional<double> p = peak(precision);
+  const auto calibrated = power_activity.tensor_flop_power.find(precision);
+  const double ratio =
+      calibrated != power_activity.tensor_flop_power.end() ? calibrated->second : 1.0;
   if (p32 && p && *p > 0) {
-    // Same flop power at this precision's peak as at the fp32 peak.
-    derived.eps_flop_j = fp32->second.eps_flop_j * (*p32 / *p);
+    // The fp32 flop power at this precision's peak, times the calibrated ratio.
+    derived.eps_flop_j = fp32->second.eps_flop_j * (*p32 / *p) * ratio;
   }
   derived.estimated = true;
   derived.reference_peak_flop_per_s.reset();  // the fp32 reference peak is not this precision's
-  derived.source = fmt::format("derived from fp32 ({}): same flop power at the {} peak",
-                               fp32->second.source, to_string(precision));
+  derived.source =
+      calibrated != power_activity.tensor_flop_power.end()
+          ? fmt::format(
+                "derived from fp32 ({}): {:.2f}x its flop power at the {} peak (fitted "
+                "on measured average powers)",
+                fp32->second.source, ratio, to_string(precision))
+          : fmt::format("derived from fp32 ({}): same flop power at the {} peak",
+                        fp32->second.source, to_string(precision));
   return derived;
 }
 

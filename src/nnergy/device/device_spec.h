@@ -81,6 +81,10 @@ struct PowerActivity {
   /// more, π_mem = ε_mem × peak bandwidth (the memory power at full DRAM bandwidth), scaled
   /// with V² and the clock like the flop power; 0: the archline alone.
   double operand_share = 0;
+  /// The matrix units' flop power at a tensor precision's peak (tf32, fp16, bf16, ...), as a
+  /// multiple of the fp32 units' flop power at the fp32 peak: ε_flop,p = ε_flop,fp32 ×
+  /// peak_fp32/peak_p × this. Absent: 1 (the same flop power, the uncalibrated assumption).
+  std::map<Precision, double> tensor_flop_power;
   /// "fitted on N published average powers (…)"; empty: not calibrated (κ = 0).
   std::string provenance;
   /// 1σ of ln(measured/predicted) of average power, out of sample; 0: unknown.
@@ -96,7 +100,7 @@ struct CalibrationInfo {
   /// The generation whose fitted efficiencies the device takes: its own, or the one they were
   /// transferred from (e.g. "Ampere" for an H100); empty: not calibrated.
   std::string from_generation;
-  /// "calibrated on N published measurements of <generation> GPUs (…)" or "transferred from
+  /// "calibrated on N measured whole-network times of <generation> GPUs (…)" or "transferred from
   /// <generation> (…)"; empty: the catalog's own estimates, not calibrated.
   std::string provenance;
   bool transferred = false;  ///< the device's generation had no measurements of its own

@@ -10,14 +10,17 @@
 
 namespace nnergy::network {
 
-CostedNetwork::CostedNetwork(const graph::Network& network) : network_(network) {
+CostedNetwork::CostedNetwork(const graph::Network& network, Runtime runtime) : network_(network) {
   const auto& nodes = network.nodes();
   costs_.reserve(nodes.size());
   unique_of_node_.reserve(nodes.size());
+  for (const graph::Node& node : nodes) costs_.push_back(graph::op_cost(network, node));
+  if (runtime == Runtime::kCompiled) fusion_ = fuse_compiled(network, costs_);
   std::unordered_map<std::string, std::size_t> unique;
-  for (const graph::Node& node : nodes) {
-    costs_.push_back(graph::op_cost(network, node));
-    auto [it, inserted] = unique.emplace(graph::op_signature(network, node), unique.size());
+  for (std::size_t n = 0; n < nodes.size(); ++n) {
+    std::string key = graph::op_signature(network, nodes[n]);
+    if (!fusion_.tags.empty() && !fusion_.tags[n].empty()) key += "|" + fusion_.tags[n];
+    auto [it, inserted] = unique.emplace(std::move(key), unique.size());
     unique_of_node_.push_back(it->second);
   }
   unique_count_ = unique.size();
@@ -113,7 +116,12 @@ NetworkPrediction predict_network(const CostedNetwork& costed,
     if (cost.op_class == graph::OpClass::kShape || query_of_unique[unique] != costed.unique_count())
       continue;
     query_of_unique[unique] = queries.size();
-    queries.push_back({network, nodes[n], cost, settings.mode, settings.point});
+    device::OperatingPoint point = settings.point;
+    if (settings.tf32_convolutions && point.precision == device::Precision::kFp32 &&
+        (nodes[n].op_type == "Conv" || nodes[n].op_type == "ConvTranspose")) {
+      point.precision = device::Precision::kTf32;
+    }
+    queries.push_back({network, nodes[n], cost, settings.mode, point});
   }
   const std::vector<analytical::OpEstimate> estimates = predictor.predict(queries);
 

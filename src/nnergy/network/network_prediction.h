@@ -9,6 +9,7 @@
 #include "nnergy/graph/network.h"
 #include "nnergy/graph/op_catalog.h"
 #include "nnergy/graph/whitelist.h"
+#include "nnergy/network/runtime.h"
 #include "nnergy/predict/op_predictor.h"
 
 namespace nnergy::network {
@@ -25,6 +26,10 @@ struct PredictionSettings {
   /// them (a GPU that runs faster than the host launches waits: small batches are host-bound).
   /// 0: the host is never the bottleneck (T = Σ GPU time).
   double host_launch_s = 0;
+  /// fp32 runs only: convolutions in TF32 (cuDNN's default in PyTorch on GPUs with TF32 tensor
+  /// cores, torch.backends.cudnn.allow_tf32 = True) while matrix products stay in fp32
+  /// (torch.backends.cuda.matmul.allow_tf32 = False). false: strict fp32 everywhere.
+  bool tf32_convolutions = false;
 };
 
 /// Prediction for one node of the network (or the optimizer step), per iteration.
@@ -103,16 +108,21 @@ struct NetworkPrediction {
 /// Operator costs of a network, computed once and reused across operating points.
 class CostedNetwork {
  public:
-  explicit CostedNetwork(const graph::Network& network);
+  /// The costs of every node as `runtime` runs them: Runtime::kCompiled fuses pointwise chains
+  /// (fuse_compiled); eager and CUDA graphs run the nodes' own kernels.
+  explicit CostedNetwork(const graph::Network& network, Runtime runtime = Runtime::kEager);
 
   const graph::Network& network() const { return network_; }
   const std::vector<graph::OpCost>& costs() const { return costs_; }
   /// Unique operation index of each node (shape nodes included, each their own group).
   const std::vector<std::size_t>& unique_of_node() const { return unique_of_node_; }
   std::size_t unique_count() const { return unique_count_; }
+  /// What compiled fusion did (all zero for the other runtimes).
+  const CompiledFusion& fusion() const { return fusion_; }
 
  private:
   const graph::Network& network_;
+  CompiledFusion fusion_;
   std::vector<graph::OpCost> costs_;
   std::vector<std::size_t> unique_of_node_;
   std::size_t unique_count_ = 0;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 #include <set>
 
@@ -136,6 +137,44 @@ TimeEvaluationSettings host_settings(std::optional<double> host_launch_us,
                                  ? *calibration->input_copy_bytes_per_s
                                  : kNominalInputCopyBytesPerS;
   return s;
+}
+
+namespace {
+
+std::string host_key(std::string_view name) {
+  std::string key;
+  for (const char c : name)
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      key += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return key;
+}
+
+}  // namespace
+
+HostChoice choose_host(const std::optional<std::string>& host,
+                       const device::CalibratedParameters* calibration, std::string_view setting) {
+  if (!host) {
+    if (!calibration) return {"", 0.0, "no calibration: the host is never the bottleneck"};
+    return {calibration->host_launch_source, calibration->host_launch_s,
+            fmt::format("{:.1f} us per kernel launch in eager inference, fitted on the times of "
+                        "'{}' (the default host; --host for another calibrated one)",
+                        calibration->host_launch_s * 1e6, calibration->host_launch_source)};
+  }
+  std::string known;
+  if (calibration) {
+    for (const auto& [name, launch_s] : calibration->host_launch_by_host) {
+      if (host_key(name) == host_key(*host)) {
+        return {name, launch_s,
+                fmt::format("{:.1f} us per kernel launch in eager inference, fitted on the times "
+                            "of '{}'",
+                            launch_s * 1e6, name)};
+      }
+      known += (known.empty() ? "" : "; ") + name;
+    }
+  }
+  throw InvalidInput(fmt::format(
+      "{} {}: not a calibrated host; expected one of: {} (or give the launch time itself)", setting,
+      *host, known.empty() ? std::string("none") : known));
 }
 
 PreparedTimes prepare_times(const std::vector<NetworkTimeMeasurement>& measurements,

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nnergy/analytical/pass_model.h"
@@ -104,6 +105,20 @@ inline constexpr double kNominalInputCopyBytesPerS = 6e9;
 /// rate is the calibration's, else the nominal one.
 TimeEvaluationSettings host_settings(std::optional<double> host_launch_us,
                                      const device::CalibratedParameters* calibration);
+
+/// The host machine and framework whose launch time a prediction takes.
+struct HostChoice {
+  std::string name;     ///< as the calibration names it ("DGX A100", ...)
+  double launch_s = 0;  ///< inference, s per kernel
+  std::string source;   ///< how it was obtained, for the output's notes
+};
+
+/// The host profile `host` names among `calibration`'s fitted hosts
+/// (CalibratedParameters::host_launch_by_host; matched ignoring case, spaces and punctuation),
+/// or the calibration's default host when `host` is empty. Throws InvalidInput naming
+/// `setting` with the known hosts for an unknown name, or when nothing was calibrated.
+HostChoice choose_host(const std::optional<std::string>& host,
+                       const device::CalibratedParameters* calibration, std::string_view setting);
 
 /// A measured network reduced to what its predicted time depends on: the passes of each unique
 /// operation and the order the kernels are issued in. Built once, it predicts the measured part

@@ -27,6 +27,9 @@ struct PredictArguments {
   std::optional<double> clock_mhz;
   std::optional<double> power_limit_w;
   std::optional<double> host_launch_us;
+  std::optional<std::string> host;
+  std::string runtime;
+  bool strict_fp32 = false;
   bool sweep_clocks = false;
   std::optional<double> sweep_step_mhz;
   std::optional<std::string> optimizer;
@@ -56,6 +59,9 @@ api::PredictRequest to_request(const PredictArguments& a) {
   r.clock_mhz = a.clock_mhz;
   r.power_limit_w = a.power_limit_w;
   r.host_launch_us = a.host_launch_us;
+  r.host = a.host;
+  r.runtime = network::parse_runtime(a.runtime, "runtime");
+  r.strict_fp32 = a.strict_fp32;
   r.sweep_clocks = a.sweep_clocks;
   r.sweep_step_mhz = a.sweep_step_mhz;
   if (a.optimizer) r.optimizer = graph::parse_optimizer(*a.optimizer, "optimizer");
@@ -96,22 +102,25 @@ void bind_predict(py::module_& module) {
          const std::optional<std::string>& precision,
          const std::map<std::string, std::int64_t>& dims, const std::optional<double>& clock_mhz,
          const std::optional<double>& power_limit_w, const std::optional<double>& host_launch_us,
+         const std::optional<std::string>& host, const std::string& runtime, bool strict_fp32,
          bool sweep_clocks, const std::optional<double>& sweep_step_mhz,
          const std::optional<std::string>& optimizer, const std::optional<std::string>& whitelist,
          const std::optional<double>& error, const std::optional<double>& alpha, bool ignore_memory,
          const std::string& predictor_file, const std::string& devices_file,
          const std::string& command_line) {
-        const api::PredictRequest request =
-            to_request({model, device, batch, mode, precision, dims, clock_mhz, power_limit_w,
-                        host_launch_us, sweep_clocks, sweep_step_mhz, optimizer, whitelist, error,
-                        alpha, ignore_memory, predictor_file, devices_file, command_line});
+        const api::PredictRequest request = to_request(
+            {model,         device,         batch,          mode,        precision, dims,
+             clock_mhz,     power_limit_w,  host_launch_us, host,        runtime,   strict_fp32,
+             sweep_clocks,  sweep_step_mhz, optimizer,      whitelist,   error,     alpha,
+             ignore_memory, predictor_file, devices_file,   command_line});
         const py::gil_scoped_release unlocked;
         return api::predict(request);
       },
       "model"_a, py::kw_only(), "device"_a = py::none(), "batch"_a = py::none(),
       "mode"_a = "inference", "precision"_a = py::none(),
       "dims"_a = std::map<std::string, std::int64_t>{}, "clock_mhz"_a = py::none(),
-      "power_limit_w"_a = py::none(), "host_launch_us"_a = py::none(), "sweep_clocks"_a = false,
+      "power_limit_w"_a = py::none(), "host_launch_us"_a = py::none(), "host"_a = py::none(),
+      "runtime"_a = "eager", "strict_fp32"_a = false, "sweep_clocks"_a = false,
       "sweep_step_mhz"_a = py::none(), "optimizer"_a = py::none(), "whitelist"_a = py::none(),
       "error"_a = py::none(), "alpha"_a = py::none(), "ignore_memory"_a = false,
       "predictor_file"_a = "", "devices_file"_a = "", "command_line"_a = "",

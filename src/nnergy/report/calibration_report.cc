@@ -60,12 +60,19 @@ std::string power_report(const calibration::PowerCalibration& power) {
       calibration::power_mape_percent(power.leave_one_network_out, &EvaluatedPower::archline_w),
       calibration::power_mape_percent(power.in_sample, &EvaluatedPower::predicted_w),
       100 * device::relative_spread(power.fit.power_log_sigma));
+  for (const auto& [precision, ratio] : power.fit.tensor_flop_power) {
+    out += fmt::format(
+        "{} matrix units: {:.2f}x the fp32 units' flop power at their peak (fitted with κ on the "
+        "{} runs of other networks held out)\n",
+        precision, ratio, precision);
+  }
   return out;
 }
 
 nlohmann::ordered_json power_json(const calibration::PowerCalibration& power) {
   nlohmann::ordered_json j;
   j["operand_share"] = power.fit.operand_share;
+  j["tensor_flop_power"] = power.fit.tensor_flop_power;
   j["records"] = power.fit.records;
   using calibration::EvaluatedPower;
   const bool fitted = power.fit.records > 0;
@@ -111,7 +118,7 @@ std::string render_text(const CalibrationReport& r) {
   std::string out = fmt::format(
       "nnergy calibrate: the analytical time model fitted on {} published whole-network and "
       "per-operator times of {} (grades {})\n",
-      r.calibration.fit.fitted_records, r.published.string(), join_with_commas(r.grades));
+      r.calibration.fit.fitted_records, r.published, join_with_commas(r.grades));
   out += fmt::format(
       "  {} records read, {} times, {} could not be predicted, {} records not used as times "
       "(see `nnergy evaluate --published`)\n",

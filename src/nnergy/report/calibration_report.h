@@ -17,8 +17,8 @@ namespace nnergy::report {
 
 /// What `nnergy calibrate` shows: the fitted parameters, their cross-validation and the power fit.
 struct CalibrationReport {
-  RunContext context;               ///< published, grades, output ("" for a dry run)
-  std::filesystem::path published;  ///< the measurements fitted
+  RunContext context;     ///< published, grades, output ("" for a dry run)
+  std::string published;  ///< the measurements fitted (files joined by " + ")
   std::vector<std::string> grades;
   std::size_t records_read = 0;
   std::size_t times = 0;    ///< records that became whole-network or per-operator times

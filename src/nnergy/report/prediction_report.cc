@@ -144,12 +144,18 @@ std::vector<std::string> notes(const PredictionReport& report) {
           "the catalog gives no memory size for {}: the memory estimate is not checked against "
           "the device",
           device.id));
-    } else if (m.exceeds_device()) {
+    } else if (m.exceeds_device_beyond_uncertainty()) {
       out.push_back(fmt::format(
           "WARNING: the estimated peak of {} exceeds the {} of {} by {}; predicted anyway "
           "(--ignore-memory)",
           format_binary_bytes(m.peak_bytes), format_binary_bytes(m.device_memory_bytes), device.id,
           format_binary_bytes(m.peak_bytes - m.device_memory_bytes)));
+    } else if (m.exceeds_device()) {
+      out.push_back(fmt::format(
+          "WARNING: the estimated peak of {} is above the {} of {} but within the estimate's "
+          "uncertainty ({:.0f} %): the run may not fit; a smaller batch is safe",
+          format_binary_bytes(m.peak_bytes), format_binary_bytes(m.device_memory_bytes), device.id,
+          network::kMemoryEstimateUncertainty * 100));
     }
   }
   return out;
