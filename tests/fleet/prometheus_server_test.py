@@ -1,0 +1,55 @@
+"""Prometheus 2.42 scrapes `nnergy exporter` over a synthetic 250 W source; the power Prometheus
+derives with rate() over the energy counter must be 250 W within 1 %. Prints the start-up times."""
+
+import argparse
+import tempfile
+import time
+
+from fleet_services import Exporter, Prometheus, TestFailure, http_get, run_main, wait_until
+
+SOURCE_W = 250.0
+TOLERANCE = 0.01
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--nnergy", required=True)
+    args = parser.parse_args()
+    began = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="nnergy_prometheus_") as workdir:
+        exporter = Exporter(args.nnergy, ["--source", f"synthetic:constant={SOURCE_W:g}",
+                                          "--interval-ms", "10"])
+        prometheus = None
+        try:
+            status, body = http_get(exporter.url)
+            if status != 200 or "nnergy_gpu_energy_joules_total" not in body:
+                raise TestFailure(f"GET {exporter.url}: status {status}, body:\n{body[:2000]}")
+            exporter_up_s = time.monotonic() - began
+            prometheus = Prometheus(workdir, [f"127.0.0.1:{exporter.port}"])
+            ready_s = time.monotonic() - began
+            query = 'rate(nnergy_gpu_energy_joules_total{gpu="synthetic"}[4s])'
+            # Three scrapes at 1 s make a rate; the first comes about 5 s after start-up.
+            result = wait_until(f"a value of {query}", lambda: prometheus.query(query), 30,
+                                prometheus.process, prometheus.log)
+            first_rate_s = time.monotonic() - began
+            labels, watts = result[0]
+            print(f"exporter serving after {exporter_up_s:.2f} s; Prometheus ready after "
+                  f"{ready_s:.2f} s; first rate() after {first_rate_s:.2f} s")
+            print(f"Prometheus rate(): {watts:.3f} W for a {SOURCE_W:g} W source "
+                  f"({100 * (watts / SOURCE_W - 1):+.3f} %); labels {labels}")
+            if abs(watts / SOURCE_W - 1) > TOLERANCE:
+                raise TestFailure(f"{query} = {watts} W, expected {SOURCE_W} W within "
+                                  f"{100 * TOLERANCE:g} %")
+            up = prometheus.query('nnergy_source_up{source="synthetic"}')
+            if not up or up[0][1] != 1:
+                raise TestFailure(f"nnergy_source_up of the synthetic source: {up}")
+        finally:
+            if prometheus:
+                prometheus.stop()
+            code, summary = exporter.stop()
+        if code != 0 or "Scrapes" not in summary:
+            raise TestFailure(f"nnergy exporter exited with {code} after SIGTERM:\n{summary}")
+    print(f"test time {time.monotonic() - began:.2f} s")
+
+
+run_main(main)
