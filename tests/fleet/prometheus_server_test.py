@@ -9,6 +9,7 @@ from fleet_services import Exporter, Prometheus, TestFailure, http_get, run_main
 
 SOURCE_W = 250.0
 TOLERANCE = 0.01
+WINDOW_S = 5
 
 
 def main():
@@ -27,10 +28,17 @@ def main():
             exporter_up_s = time.monotonic() - began
             prometheus = Prometheus(workdir, [f"127.0.0.1:{exporter.port}"])
             ready_s = time.monotonic() - began
-            query = 'rate(nnergy_gpu_energy_joules_total{gpu="synthetic"}[4s])'
-            # Three scrapes at 1 s make a rate; the first comes about 5 s after start-up.
-            result = wait_until(f"a value of {query}", lambda: prometheus.query(query), 30,
-                                prometheus.process, prometheus.log)
+            series = 'nnergy_gpu_energy_joules_total{gpu="synthetic"}'
+            query = f"rate({series}[{WINDOW_S}s])"
+            # rate() extrapolates a window that its samples do not fill only by half a scrape
+            # interval, which biases it low: wait until the window holds a scrape each second
+            # (the first comes about 5 s after start-up).
+            full = f"count_over_time({series}[{WINDOW_S}s]) >= {WINDOW_S}"
+            wait_until(f"{WINDOW_S} scrapes in the window", lambda: prometheus.query(full), 40,
+                       prometheus.process, prometheus.log)
+            result = prometheus.query(query)
+            if not result:
+                raise TestFailure(f"{query}: no value")
             first_rate_s = time.monotonic() - began
             labels, watts = result[0]
             print(f"exporter serving after {exporter_up_s:.2f} s; Prometheus ready after "

@@ -13,8 +13,11 @@ namespace nnergy::fleet {
 
 namespace {
 
-// Threads answering scrapes: one Prometheus server plus a few ad-hoc readers.
-constexpr std::size_t kServerThreads = 4;
+// Threads answering scrapes; a kept-alive connection holds one while it stays open, so there
+// are enough for a few Prometheus servers plus ad-hoc readers.
+constexpr std::size_t kServerThreads = 8;
+// How long an idle kept-alive connection stays open, ms: longer than a 1 s scrape interval.
+constexpr int kKeepAliveMs = 5000;
 
 }  // namespace
 
@@ -33,7 +36,13 @@ MetricsEndpoint::MetricsEndpoint(const ListenAddress& address, Snapshot snapshot
     : address_(address), collector_(std::make_shared<Collector>(std::move(snapshot))) {
   check_can_listen(address, setting);
   try {
-    exposer_ = std::make_unique<prometheus::Exposer>(address.civetweb_option(), kServerThreads);
+    // Keep-alive as Prometheus servers use it: a scrape every period over one connection.
+    exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", address.civetweb_option(), "num_threads", std::to_string(kServerThreads),
+        "enable_keep_alive", "yes", "keep_alive_timeout_ms", std::to_string(kKeepAliveMs),
+        // Headers and body go out as two writes: without TCP_NODELAY, Nagle's algorithm holds the
+        // body until the client's delayed ACK, 40 ms per scrape on a kept-alive connection.
+        "tcp_nodelay", "1"});
   } catch (const std::exception& e) {
     throw InvalidInput(fmt::format("{} {}: cannot listen there ({}); choose another address",
                                    setting, address.civetweb_option(), e.what()));
