@@ -206,8 +206,8 @@ class SlurmCluster:
             munge_log)
         wait_until("munged answering", lambda: subprocess.run(
             f"/usr/bin/munge -S {self.munge_socket} -n </dev/null | /usr/bin/unmunge -S "
-            f"{self.munge_socket} >/dev/null", shell=True).returncode == 0, 10,
-            self.processes[-1], munge_log)
+            f"{self.munge_socket} >/dev/null", shell=True,
+            stderr=subprocess.DEVNULL).returncode == 0, 10, self.processes[-1][1], munge_log + ".out")
 
         self.host = socket.gethostname().split(".")[0]
         self.cpus = os.cpu_count() or 1

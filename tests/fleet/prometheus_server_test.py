@@ -2,6 +2,7 @@
 derives with rate() over the energy counter must be 250 W within 1 %. Prints the start-up times."""
 
 import argparse
+import subprocess
 import tempfile
 import time
 
@@ -10,6 +11,18 @@ from fleet_services import Exporter, Prometheus, TestFailure, http_get, run_main
 SOURCE_W = 250.0
 TOLERANCE = 0.01
 WINDOW_S = 5
+
+
+def check_refusals(nnergy, port_in_use):
+    """Bad listen addresses: exit 2, one line on stderr naming --listen, nothing on stdout."""
+    for listen in (f"127.0.0.1:{port_in_use}", "nonsense", "10.255.255.254:9464"):
+        run = subprocess.run([nnergy, "exporter", "--listen", listen, "--source",
+                              "synthetic:constant=1", "--duration-s", "1"],
+                             capture_output=True, text=True, timeout=30)
+        lines = run.stderr.strip().splitlines()
+        if run.returncode != 2 or run.stdout or len(lines) != 1 or "--listen" not in lines[0]:
+            raise TestFailure(f"nnergy exporter --listen {listen}: exit {run.returncode}, "
+                              f"stdout {run.stdout!r}, stderr {run.stderr!r}")
 
 
 def main():
@@ -26,6 +39,7 @@ def main():
             if status != 200 or "nnergy_gpu_energy_joules_total" not in body:
                 raise TestFailure(f"GET {exporter.url}: status {status}, body:\n{body[:2000]}")
             exporter_up_s = time.monotonic() - began
+            check_refusals(args.nnergy, exporter.port)
             prometheus = Prometheus(workdir, [f"127.0.0.1:{exporter.port}"])
             ready_s = time.monotonic() - began
             series = 'nnergy_gpu_energy_joules_total{gpu="synthetic"}'

@@ -94,7 +94,7 @@ def check_job_energy(cluster, nnergy, records):
         raise TestFailure(f"nnergy jobs: users {report['users']}")
 
 
-def check_array(cluster, nnergy, work):
+def check_array(cluster, nnergy, work, records):
     began = time.monotonic()
     reference = os.path.join(work, "reference.sqlite")
     run = subprocess.run([nnergy, "profile", *PROFILE, "--db", reference], capture_output=True,
@@ -121,6 +121,11 @@ def check_array(cluster, nnergy, work):
     before_kill = ok_count(shard)
     os.kill(pid, signal.SIGKILL)
     killed_s = time.monotonic() - began
+    # slurmctld holds a requeued job for its requeue delay (Reason=BeginTime, about 2 minutes);
+    # the test lets it start at once, as `scontrol update ... StartTime=now` does on a cluster.
+    task = f"{array_job}_1"
+    wait_until(f"task {task} requeued", lambda: cluster.job_states().get(task) == "PENDING", 30)
+    cluster.run("/usr/bin/scontrol", "update", f"JobId={task}", "StartTime=now")
 
     def merge_done():
         states = cluster.job_states()
@@ -137,6 +142,13 @@ def check_array(cluster, nnergy, work):
     print(f"uninterrupted profile {reference_s:.1f} s, {len(expected)} measurements; array of 2 "
           f"tasks + merge {array_s:.1f} s; task 1 SIGKILLed {killed_s:.1f} s in after "
           f"{before_kill} measurements, restarts {restart_count}; merged {len(got)} measurements")
+    # The SPANK plugin recorded each task's GPU (--gres=gpu:1): `nnergy jobs` by array job id.
+    summary = subprocess.run([nnergy, "jobs", "--dir", records, "--job", array_job, "--format",
+                              "json"], capture_output=True, text=True)
+    tasks = json.loads(summary.stdout)["jobs"] if summary.returncode == 0 else []
+    if len(tasks) != 2 or not all(t["energy_j"] > 0 for t in tasks):
+        raise TestFailure(f"nnergy jobs --job {array_job}: exit {summary.returncode}, {tasks}, "
+                          f"{summary.stderr}")
     if restart_count in ("0", "?"):
         raise TestFailure(f"task {array_job}_1 was not requeued after SIGKILL: {restarts}")
     if got != expected:
@@ -178,7 +190,7 @@ def main():
         print(f"Slurm up in {cluster.startup_s:.2f} s")
         try:
             check_job_energy(cluster, args.nnergy, records)
-            check_array(cluster, args.nnergy, work)
+            check_array(cluster, args.nnergy, work, records)
         except TestFailure as e:
             raise TestFailure(f"{e}\nslurmctld.log:\n{cluster.log('slurmctld')}\n"
                               f"slurmd.log:\n{cluster.log('slurmd')}")
