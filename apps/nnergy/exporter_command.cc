@@ -69,8 +69,8 @@ void add_exporter_command(CLI::App& app, CommandRun* selected, const std::string
                   "synthetic:SPEC, replay:PATH");
   cmd->add_option("--interval-ms", o->interval_ms, "sampling period in ms")->capture_default_str();
   cmd->add_option("--job-mapping-dir", o->job_mapping_dir,
-                  "directory with a file per GPU index listing Slurm job ids (written by the "
-                  "nnergy SPANK plugin, or dcgm-exporter's --hpc-job-mapping-dir layout)");
+                  "directory with a file per GPU index listing Slurm job ids (dcgm-exporter's "
+                  "--hpc-job-mapping-dir layout, written by a Slurm prolog/epilog)");
   cmd->add_option("--duration-s", o->duration_s, "stop after this many seconds (default: never)");
   cmd->add_flag("--json", o->json, "write the summary at exit as JSON");
   cmd->footer(

@@ -6,7 +6,8 @@ import subprocess
 import tempfile
 import time
 
-from fleet_services import Exporter, Prometheus, TestFailure, http_get, run_main, wait_until
+from fleet_services import (Exporter, Prometheus, TestFailure, free_port, http_get, run_main,
+                            wait_until)
 
 SOURCE_W = 250.0
 TOLERANCE = 0.01
@@ -25,6 +26,36 @@ def check_refusals(nnergy, port_in_use):
                               f"stdout {run.stdout!r}, stderr {run.stderr!r}")
 
 
+def check_monitor(nnergy):
+    """`nnergy monitor --prometheus ADDR -- sleep 3` serves the same counter while the command
+    runs (about 250 W between two scrapes), and stops serving when it ends."""
+    port = free_port()
+    monitor = subprocess.Popen([nnergy, "monitor", "--prometheus", f"127.0.0.1:{port}",
+                                "--source", f"synthetic:constant={SOURCE_W:g}", "--interval-ms",
+                                "10", "--", "sleep", "3"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}/metrics"
+
+    def energy():
+        status, body = http_get(url)
+        for line in body.splitlines() if status == 200 else []:
+            if line.startswith('nnergy_gpu_energy_joules_total{gpu="synthetic"'):
+                return time.monotonic(), float(line.rsplit(" ", 1)[1])
+        return None
+    t0, e0 = wait_until("monitor --prometheus serving", energy, 10, monitor)
+    time.sleep(1)
+    t1, e1 = energy()
+    watts = (e1 - e0) / (t1 - t0)
+    _, report = monitor.communicate(timeout=30)
+    print(f"monitor --prometheus: {watts:.1f} W between two scrapes")
+    if abs(watts / SOURCE_W - 1) > 0.05:
+        raise TestFailure(f"monitor --prometheus: {watts} W between scrapes, expected {SOURCE_W}")
+    if monitor.returncode != 0 or f"served at {url}" not in report:
+        raise TestFailure(f"monitor --prometheus exited {monitor.returncode}: {report}")
+    if http_get(url)[0] is not None:
+        raise TestFailure(f"{url} still answers after the monitored command ended")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--nnergy", required=True)
@@ -40,6 +71,7 @@ def main():
                 raise TestFailure(f"GET {exporter.url}: status {status}, body:\n{body[:2000]}")
             exporter_up_s = time.monotonic() - began
             check_refusals(args.nnergy, exporter.port)
+            check_monitor(args.nnergy)
             prometheus = Prometheus(workdir, [f"127.0.0.1:{exporter.port}"])
             ready_s = time.monotonic() - began
             series = 'nnergy_gpu_energy_joules_total{gpu="synthetic"}'

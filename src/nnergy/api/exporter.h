@@ -20,8 +20,8 @@ struct ExporterRequest {
   /// "replay:PATH"); empty: detect NVML and RAPL.
   std::vector<std::string> sources;
   double interval_ms = 1000;  ///< sampling period, ms; 1 to 60000
-  /// dcgm-exporter-style job-mapping directory (a file per GPU index listing job ids), e.g. the
-  /// one nnergy's SPANK plugin writes; empty: none (jobs are still found from GPU processes).
+  /// dcgm-exporter-style job-mapping directory (a file per GPU index listing job ids, as a site's
+  /// Slurm prolog/epilog writes it); empty: none (jobs are still found from GPU processes).
   std::filesystem::path job_mapping_dir;
   /// Serve this long, s, then stop; nullopt: until `stop` is set.
   std::optional<double> duration_s;

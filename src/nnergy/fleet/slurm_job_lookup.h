@@ -15,8 +15,9 @@ std::optional<std::string> slurm_job_of_process(unsigned int pid,
                                                 const std::filesystem::path& proc_root = "/proc");
 
 /// The jobs recorded for GPU `gpu_index` in a job-mapping directory, the layout of
-/// dcgm-exporter's --hpc-job-mapping-dir and of nnergy's SPANK plugin: a file named after the
-/// GPU's NVML index holding one job id per line. Empty when the file is absent. Thread-safe.
+/// dcgm-exporter's --hpc-job-mapping-dir (written by a site's Slurm prolog/epilog): a file named
+/// after the GPU's NVML index holding one job id per line. Empty when the file is absent.
+/// Thread-safe.
 std::vector<std::string> jobs_in_mapping_dir(const std::filesystem::path& directory,
                                              unsigned int gpu_index);
 
