@@ -2,7 +2,8 @@
 counters grow at 250 W and 100 W):
 
 1. A job with one GPU: the plugin's record of its batch step holds 250 W (or 100 W) x the step's
-   time within 5 %, and `nnergy jobs` sums it per job, user and partition.
+   time within 5 %, the job's AdminComment says so, and `nnergy jobs` sums it per job, user and
+   partition.
 2. `nnergy profile --sbatch` (alexnet on the CPU, 2 array tasks + a merge job with
    --dependency=afterok), submitted with its submit.sh; task 1's `nnergy profile` is SIGKILLed
    mid-run, requeues itself and resumes its shard; the merged dataset has exactly the
@@ -82,6 +83,11 @@ def check_job_energy(cluster, nnergy, records):
                           f"within {100 * ENERGY_TOLERANCE:g} %")
     if record["user"] != "root" or record["partition"] != "debug":
         raise TestFailure(f"{path}: user {record['user']}, partition {record['partition']}")
+    shown = cluster.run("/usr/bin/scontrol", "-o", "show", "job", job)
+    comment = next((w for w in shown.split() if w.startswith("AdminComment=")), "")
+    if f"nnergy_gpu_joules={gpu['energy_j']:.1f}" not in comment:
+        raise TestFailure(f"job {job}: expected AdminComment=nnergy_gpu_joules="
+                          f"{gpu['energy_j']:.1f} ..., found {comment or 'none'}")
     summary = subprocess.run([nnergy, "jobs", "--dir", records, "--job", job, "--format", "json"],
                              capture_output=True, text=True)
     if summary.returncode != 0:
@@ -185,7 +191,7 @@ def main():
         os.chmod(work, 0o755)
         cluster = SlurmCluster(work, gpus=2, spank_plugin=args.spank_plugin,
                                spank_arguments=[f"dir={records}", f"nvml={args.fake_nvml}",
-                                                "interval_ms=50"],
+                                                "interval_ms=50", "admin_comment=yes"],
                                daemon_env={"NNERGY_FAKE_NVML_SCRIPT": script})
         print(f"Slurm up in {cluster.startup_s:.2f} s")
         try:
