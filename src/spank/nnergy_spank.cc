@@ -146,7 +146,8 @@ std::string host_name() {
   return buffer;
 }
 
-// Runs scontrol update JobId=JOB AdminComment=TEXT, waiting at most kScontrolTimeoutS.
+// Runs scontrol update JobId=JOB AdminComment=TEXT (JOB: an id, or ARRAY_TASK), waiting at most
+// kScontrolTimeoutS.
 void set_admin_comment(const std::string& job_id, const std::string& text) {
   std::vector<std::string> words = {g_config.scontrol, "update", "JobId=" + job_id,
                                     "AdminComment=" + text};
@@ -281,7 +282,12 @@ int slurm_spank_exit(spank_t sp, int, char**) {
     }
     nnergy::fleet::write_record(g_config.dir, record);
     if (g_config.admin_comment) {
-      set_admin_comment(record.job_id,
+      // An array's last task shares the array's job id, and `scontrol update JobId=ARRAY`
+      // updates every task: name the task as ARRAY_TASK.
+      const std::string job_spec = record.array_job_id.empty()
+                                       ? record.job_id
+                                       : record.array_job_id + "_" + record.array_task_id;
+      set_admin_comment(job_spec,
                         nnergy::fleet::admin_comment(records_of_job(record.job_id), record.job_id));
     }
   } catch (const std::exception& e) {
