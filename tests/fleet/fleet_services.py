@@ -118,8 +118,12 @@ class Prometheus:
                  f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"],
                 stdout=log, stderr=subprocess.STDOUT)
         self.url = f"http://127.0.0.1:{self.port}"
-        wait_until("Prometheus ready", lambda: http_get(self.url + "/-/ready")[0] == 200, 20,
-                   self.process, self.log)
+        try:
+            wait_until("Prometheus ready", lambda: http_get(self.url + "/-/ready")[0] == 200, 20,
+                       self.process, self.log)
+        except BaseException:
+            stop(self.process)
+            raise
 
     def query(self, expression):
         """The instant vector of `expression` as [(labels, value)]."""
@@ -144,9 +148,13 @@ class Pushgateway:
                 [program, f"--web.listen-address=127.0.0.1:{self.port}"], stdout=log,
                 stderr=subprocess.STDOUT)
         self.address = f"127.0.0.1:{self.port}"
-        wait_until("Pushgateway ready",
-                   lambda: http_get(f"http://{self.address}/-/ready")[0] == 200, 20, self.process,
-                   self.log)
+        try:
+            wait_until("Pushgateway ready",
+                       lambda: http_get(f"http://{self.address}/-/ready")[0] == 200, 20,
+                       self.process, self.log)
+        except BaseException:
+            stop(self.process)
+            raise
 
     def stop(self):
         stop(self.process)
@@ -171,6 +179,14 @@ class SlurmCluster:
     (mknod, munge's user). Stopped by PID."""
 
     def __init__(self, workdir, gpus=2, spank_plugin=None, spank_arguments=(), daemon_env=None):
+        self.processes = []
+        try:
+            self._start_cluster(workdir, gpus, spank_plugin, spank_arguments, daemon_env)
+        except BaseException:
+            self.stop()  # the daemons started so far, by PID
+            raise
+
+    def _start_cluster(self, workdir, gpus, spank_plugin, spank_arguments, daemon_env):
         self.munged = require_program("/usr/sbin/munged", "munge")
         require_program("/usr/bin/munge", "munge")
         self.slurmctld_program = require_program("/usr/sbin/slurmctld", "slurmctld")
@@ -181,7 +197,6 @@ class SlurmCluster:
             raise TestFailure("the Slurm tests need root (munge's user, device files, slurmd)")
         began = time.monotonic()
         self.dir = os.path.join(workdir, "slurm")
-        self.processes = []
         for sub in ("etc", "state", "spool", "log", "run", "dev", "munge"):
             os.makedirs(os.path.join(self.dir, sub), exist_ok=True)
         os.chmod(workdir, 0o755)
