@@ -3,13 +3,16 @@
 # packages already present are not touched, and apt runs only when something is missing.
 #   scripts/install-deps.sh --main     what nnergy itself builds and runs with (scripts/quickstart.sh):
 #                                      the libraries, LibTorch (CPU) for profile/, pybind11 and pandas
-#                                      for the Python package `import nnergy`
+#                                      for the Python package `import nnergy`; prometheus-cpp for the
+#                                      exporter and libslurm-dev (spank.h) for the SPANK plugin
 #   scripts/install-deps.sh            also what the tests need (GoogleTest, Google Benchmark, pytest;
 #                                      Debian's Python torch for the live tests of nnergy_torch and of
 #                                      nn.Module predictions; headless Chromium, which opens every
 #                                      kind of HTML report; clang 14 with its sanitizer and libFuzzer
 #                                      runtimes and Ninja for the sanitizer and fuzzing step;
-#                                      /usr/bin/time for bench/account_scale.sh)
+#                                      /usr/bin/time for bench/account_scale.sh; Slurm (slurmctld,
+#                                      slurmd, slurm-client, munge) and Prometheus with its
+#                                      Pushgateway, which the fleet tests start and stop)
 #   scripts/install-deps.sh --tools    also what tools/ needs (torchvision, onnx, sklearn, rsvg-convert;
 #                                      torchvision also for tools/python_package_timing.py)
 set -euo pipefail
@@ -21,14 +24,17 @@ packages=(
   libxgboost-dev xgboost libsimdjson-dev
   libtorch-dev libopenblas0-openmp
   pybind11-dev python3-dev python3-pandas
+  prometheus-cpp-dev libslurm-dev
 )
+# Real services the fleet tests start and stop (tests/fleet/): single-node Slurm and Prometheus.
+fleet_test_packages=(slurmctld slurmd slurm-client munge prometheus prometheus-pushgateway)
 case "${1:-}" in
   --main) ;;
   "") packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-torch python3-pytest chromium
-                 clang-14 libclang-rt-14-dev ninja-build time ccache) ;;
+                 clang-14 libclang-rt-14-dev ninja-build time ccache "${fleet_test_packages[@]}") ;;
   --tools)
     packages+=(libgtest-dev libgmock-dev libbenchmark-dev python3-torch python3-pytest chromium
-               clang-14 libclang-rt-14-dev ninja-build time ccache)
+               clang-14 libclang-rt-14-dev ninja-build time ccache "${fleet_test_packages[@]}")
     packages+=(python3-torchvision python3-onnx python3-sklearn librsvg2-bin)
     ;;
   *) echo "install-deps: unknown option '$1'; expected --main, --tools or nothing" >&2; exit 2 ;;

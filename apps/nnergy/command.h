@@ -30,6 +30,10 @@ void add_devices_command(CLI::App& app, CommandRun* selected, const std::string&
 /// `trailing` holds the words after `--` on the command line: the command to monitor.
 void add_monitor_command(CLI::App& app, CommandRun* selected, const std::string& command_line,
                          const std::vector<std::string>& trailing);
+/// `nnergy exporter`: a Prometheus exporter of GPU and CPU energy (fleet/gpu_exporter.h).
+void add_exporter_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
+/// `nnergy jobs`: GPU energy per Slurm job from the SPANK plugin's records.
+void add_jobs_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 #ifdef NNERGY_HAVE_TORCH
 void add_profile_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 #endif

@@ -52,6 +52,8 @@ int main(int argc, char** argv) {
   nnergy::cli::add_zoo_command(app, &run);
   nnergy::cli::add_devices_command(app, &run, command_line);
   nnergy::cli::add_monitor_command(app, &run, command_line, trailing);
+  nnergy::cli::add_exporter_command(app, &run, command_line);
+  nnergy::cli::add_jobs_command(app, &run, command_line);
 #ifdef NNERGY_HAVE_TORCH
   nnergy::cli::add_profile_command(app, &run, command_line);
 #endif

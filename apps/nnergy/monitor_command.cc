@@ -22,6 +22,7 @@ struct MonitorOptions {
   bool json = false;
   bool exclude_off_clock = false;
   bool exclude_throttled = false;
+  std::string prometheus;
   std::vector<std::string> command;
 };
 
@@ -39,6 +40,7 @@ CommandResult run_monitor(const MonitorOptions& o, const std::string& command_li
   request.sources = o.sources;
   request.exclude_off_clock = o.exclude_off_clock;
   request.exclude_throttled = o.exclude_throttled;
+  request.prometheus_listen = o.prometheus;
   const report::MonitorReport report = api::monitor(request);
   // Like perf stat, the report goes to stderr so the command's own stdout stays clean.
   const std::string text =
@@ -69,6 +71,9 @@ void add_monitor_command(CLI::App& app, CommandRun* selected, const std::string&
                 "drop samples at another SM clock than the run's dominant one from the statistics");
   cmd->add_flag("--exclude-throttled", options->exclude_throttled,
                 "drop samples taken under a throttle reason from the statistics");
+  cmd->add_option("--prometheus", options->prometheus,
+                  "while the command runs, serve the live metrics of `nnergy exporter` at "
+                  "HOST:PORT (e.g. 127.0.0.1:9464) for Prometheus to scrape");
   // Without `--` the command starts at the first word that is not an option of ours.
   cmd->prefix_command();
   cmd->footer("The command follows `--`: nnergy monitor -o run.csv -- python3 train.py --epochs 1");

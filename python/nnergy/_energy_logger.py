@@ -4,8 +4,12 @@ written as the run goes (on Monitor windows)."""
 import csv
 import json
 import os
+import re
 import threading
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 import warnings
 
 from nnergy import _core
@@ -37,6 +41,16 @@ class EnergyLogger:
     sources, interval_ms  the power sources and sampling period of the Monitor it starts (as for
                     Monitor); or monitor: an existing Monitor to use
     log_steps       also write a row per step (else per epoch only)
+    pushgateway     "HOST:PORT" (or "http://HOST:PORT") of a Prometheus Pushgateway: after every
+                    epoch and at close(), the run's totals are pushed (PUT, replacing the group)
+                    as job `push_job` with the grouping labels `push_labels` (a dict, e.g.
+                    {"instance": "node17", "run": "resnet50-bs64"}):
+                      nnergy_training_energy_joules_total{source}  counter, J, per power source
+                      nnergy_training_co2e_grams_total             counter, g CO2e
+                      nnergy_training_epochs_total                 counter
+                      nnergy_training_last_epoch_energy_joules     gauge, J
+                      nnergy_training_last_epoch_seconds           gauge, s
+                    A failed push warns (once per kind of failure) and training goes on.
 
     A row: kind ("step" or "epoch"), epoch, step (within the epoch; the epoch's step count for an
     epoch row), unix_time_s (its start), time_s, energy_j (summed over the sources: name
@@ -46,7 +60,8 @@ class EnergyLogger:
     return the row (a dict). Not for concurrent steps from several threads."""
 
     def __init__(self, path, grid_g_per_kwh=DEFAULT_GRID_G_PER_KWH, sources=None,
-                 interval_ms=20.0, monitor=None, log_steps=True):
+                 interval_ms=20.0, monitor=None, log_steps=True, pushgateway=None,
+                 push_job="nnergy_energy_logger", push_labels=None):
         path = os.fspath(path)
         extension = os.path.splitext(path)[1].lower()
         if extension not in (".csv", ".json", ".jsonl"):
@@ -57,6 +72,10 @@ class EnergyLogger:
             raise _core.InvalidInput(
                 f"grid_g_per_kwh={grid_g_per_kwh!r}: expected a carbon intensity >= 0 in g CO2e "
                 "per kWh (e.g. 481, the world average of 2023 per Ember)")
+        self._push_url = _pushgateway_url(pushgateway, push_job, push_labels or {})
+        self._push_failures = set()
+        self._energy_by_source = {}
+        self._last_epoch = None
         self.path = path
         self.grid_g_per_kwh = float(grid_g_per_kwh)
         self.log_steps = log_steps
@@ -129,9 +148,47 @@ class EnergyLogger:
         row = self._row("epoch", measurement, self._epoch_start, self._epoch_samples or None)
         if row["energy_j"] is not None:
             self.total_energy_j += row["energy_j"]
+        for source in self._source_ids:
+            energy = row[f"energy_j:{source}"]
+            if energy is not None:
+                self._energy_by_source[source] = self._energy_by_source.get(source, 0.0) + energy
         self._write(row)
         self.epoch_index += 1
+        self._last_epoch = row
+        self.push()
         return row
+
+    def push(self):
+        """Pushes the totals to the Pushgateway now (a no-op without one); True when it took
+        them. Called after every epoch and by close()."""
+        if self._push_url is None:
+            return False
+        lines = ["# TYPE nnergy_training_energy_joules_total counter"]
+        lines += [f'nnergy_training_energy_joules_total{{source="{_label_value(s)}"}} {e!r}'
+                  for s, e in sorted(self._energy_by_source.items())]
+        lines += ["# TYPE nnergy_training_co2e_grams_total counter",
+                  f"nnergy_training_co2e_grams_total {self.total_co2e_g!r}",
+                  "# TYPE nnergy_training_epochs_total counter",
+                  f"nnergy_training_epochs_total {self.epoch_index}"]
+        if self._last_epoch is not None and self._last_epoch["energy_j"] is not None:
+            lines += ["# TYPE nnergy_training_last_epoch_energy_joules gauge",
+                      f"nnergy_training_last_epoch_energy_joules {self._last_epoch['energy_j']!r}"]
+        if self._last_epoch is not None:
+            lines += ["# TYPE nnergy_training_last_epoch_seconds gauge",
+                      f"nnergy_training_last_epoch_seconds {self._last_epoch['time_s']!r}"]
+        request = urllib.request.Request(self._push_url, data=("\n".join(lines) + "\n").encode(),
+                                         method="PUT",
+                                         headers={"Content-Type": "text/plain; version=0.0.4"})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return 200 <= response.status < 300
+        except (urllib.error.URLError, OSError) as e:
+            kind = type(e).__name__ + str(getattr(e, "code", ""))
+            if kind not in self._push_failures:
+                self._push_failures.add(kind)
+                warnings.warn(f"nnergy.EnergyLogger: push to {self._push_url} failed ({e}); "
+                              "training goes on, the next epoch pushes again", stacklevel=2)
+            return False
 
     def begin_step(self, samples=None):
         if self._step_window is not None:
@@ -171,7 +228,10 @@ class EnergyLogger:
         return self.total_kwh * self.grid_g_per_kwh
 
     def close(self):
-        """Closes the file (and stops the Monitor it started)."""
+        """Pushes the totals a last time (with a Pushgateway), closes the file and stops the
+        Monitor it started."""
+        if not self._file.closed:
+            self.push()
         if self._own_monitor:
             self.monitor.close()
         if not self._file.closed:
@@ -183,6 +243,42 @@ class EnergyLogger:
     def __exit__(self, exc_type, exc, tb):
         self.close()
         return False
+
+
+_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+
+
+def _label_value(text):
+    return str(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _pushgateway_url(address, job, labels):
+    """The Pushgateway URL of the group, or None without an address; InvalidInput for a
+    malformed address, job or label."""
+    if address is None:
+        return None
+    text = str(address)
+    if "://" not in text:
+        text = "http://" + text
+    parsed = urllib.parse.urlsplit(text)
+    try:
+        port = parsed.port
+    except ValueError:
+        port = None
+    if parsed.scheme not in ("http", "https") or not parsed.hostname or port is None:
+        raise _core.InvalidInput(
+            f"pushgateway={address!r}: expected HOST:PORT or http://HOST:PORT of a Prometheus "
+            "Pushgateway (e.g. 127.0.0.1:9091)")
+    if not job or "/" in str(job):
+        raise _core.InvalidInput(f"push_job={job!r}: expected a non-empty job name without '/'")
+    path = f"/metrics/job/{urllib.parse.quote(str(job), safe='')}"
+    for name, value in labels.items():
+        if not _LABEL_NAME.match(str(name)) or name == "job" or not str(value):
+            raise _core.InvalidInput(
+                f"push_labels: {name!r}={value!r}: expected label names like 'instance' (not "
+                "'job') with non-empty values")
+        path += f"/{name}/{urllib.parse.quote(str(value), safe='')}"
+    return f"{parsed.scheme}://{parsed.netloc}{path}"
 
 
 class _Scope:

@@ -536,6 +536,14 @@ const BadInputCase kBadInputs[] = {
      {"constant"}},
     {"MonitorBadInterval", {"monitor", "--interval-ms", "0", "--", "true"}, {"--interval-ms 0"}},
     {"MonitorMissingCommand", {"monitor", "--", "no-such-command-xyz"}, {"no-such-command-xyz"}},
+    {"MonitorBadPrometheusAddress",
+     {"monitor", "--prometheus", "nonsense", "--", "true"},
+     {"--prometheus 'nonsense'", "HOST:PORT"}},
+    {"ExporterBadListenAddress", {"exporter", "--listen", "nonsense"}, {"--listen 'nonsense'"}},
+    {"ExporterBadInterval",
+     {"exporter", "--source", "synthetic:constant=1", "--interval-ms", "0"},
+     {"--interval-ms 0"}},
+    {"JobsMissingDirectory", {"jobs", "--dir", "/no/such/records"}, {"--dir", "/no/such/records"}},
     {"WordsAfterDashDashOutsideMonitor", {"predict", "resnet50", "--", "x"}, {"--", "x"}},
 };
 

@@ -17,13 +17,19 @@
 //                                NVML_FI_DEV_POWER_INSTANT), energy_mj, clock_graphics_mhz,
 //                                clock_sm_mhz, clock_mem_mhz, temperature_c, reasons,
 //                                power_limit_mw
+//   energy_rate_mw GPU MW        the energy counter counts MW milliwatts of wall time since the
+//                                first nvmlInit_v2 of the process (a live GPU at constant power);
+//                                takes precedence over an energy_mj series
+//   processes GPU PID...         nvmlDeviceGetComputeRunningProcesses_v3/_v2 (default: none
+//                                listed, NVML_ERROR_NOT_SUPPORTED)
 //   memory_clocks GPU M1 M2 ...  nvmlDeviceGetSupportedMemoryClocks
 //   graphics_clocks GPU M C1 ... nvmlDeviceGetSupportedGraphicsClocks at memory clock M
 //   fail CALL CODE [after N] [gpu G]
 //                                CALL returns CODE after N successful calls (default 0), on GPU G
 //                                or on every GPU. CALL: init, driver, count, handle, name, uuid,
 //                                power, instant_power, energy, clock, temperature, reasons,
-//                                power_limit, supported_clocks, lock_clocks, reset_clocks
+//                                power_limit, processes, supported_clocks, lock_clocks,
+//                                reset_clocks
 //
 // Built a second time with NNERGY_FAKE_NVML_OLD_DRIVER, it lacks
 // nvmlDeviceGetCurrentClocksEventReasons, as drivers before 535 do.
@@ -32,6 +38,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -63,6 +70,12 @@ typedef struct nvmlFieldValue_st {
   nvmlReturn_t nvmlReturn;
   nvmlValue_t value;
 } nvmlFieldValue_t;
+typedef struct nvmlProcessInfo_st {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
 }
 
 namespace {
@@ -99,6 +112,9 @@ struct Gpu {
   std::map<std::string, Failure> failures;
   std::vector<unsigned int> memory_clocks;
   std::map<unsigned int, std::vector<unsigned int>> graphics_clocks;
+  unsigned long long energy_rate_mw = 0;  // 0: the energy_mj series
+  bool has_processes = false;
+  std::vector<unsigned int> processes;
 };
 
 struct State {
@@ -108,6 +124,9 @@ struct State {
   std::string driver;
   std::string log_path;
   std::map<std::string, Failure> global_failures;
+  // The wall clock of energy_rate_mw counters: the first nvmlInit_v2 of the process.
+  std::chrono::steady_clock::time_point first_init{};
+  bool initialised_once = false;
   // Fixed storage: a handle is a pointer into it and stays valid across re-reads of the script.
   Gpu gpus[kMaxGpus];
 };
@@ -196,6 +215,15 @@ bool read_script(State& s, std::string& error) {
         error = where + "expected at least one value";
         return false;
       }
+    } else if (directive == "energy_rate_mw") {
+      if (!gpu_argument(gpu) || !(words >> gpu->energy_rate_mw)) {
+        error = where + "expected energy_rate_mw GPU MILLIWATTS";
+        return false;
+      }
+    } else if (directive == "processes") {
+      if (!gpu_argument(gpu)) return false;
+      gpu->has_processes = true;
+      for (unsigned int pid = 0; words >> pid;) gpu->processes.push_back(pid);
     } else if (directive == "memory_clocks") {
       if (!gpu_argument(gpu)) return false;
       for (unsigned int v = 0; words >> v;) gpu->memory_clocks.push_back(v);
@@ -302,6 +330,10 @@ extern "C" {
 nvmlReturn_t nvmlInit_v2() {
   State& s = state();
   const std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.initialised_once) {
+    s.initialised_once = true;
+    s.first_init = std::chrono::steady_clock::now();
+  }
   if (s.init_count == 0) {
     std::string error;
     if (!read_script(s, error)) {
@@ -407,7 +439,49 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
 }
 
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long* energy) {
-  return read_series(device, "energy", "energy_mj", energy);
+  State& s = state();
+  const std::lock_guard<std::mutex> lock(s.mutex);
+  Gpu* gpu = nullptr;
+  if (const nvmlReturn_t code = enter(device, "energy", gpu); code != kSuccess) return code;
+  if (energy == nullptr) return kInvalidArgument;
+  if (gpu->energy_rate_mw != 0) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - s.first_init).count();
+    *energy = static_cast<unsigned long long>(static_cast<double>(gpu->energy_rate_mw) * seconds);
+    return kSuccess;
+  }
+  return next_value(*gpu, "energy_mj", *energy);
+}
+
+namespace {
+
+nvmlReturn_t compute_processes(nvmlDevice_t device, unsigned int* count, nvmlProcessInfo_t* infos) {
+  const std::lock_guard<std::mutex> lock(state().mutex);
+  Gpu* gpu = nullptr;
+  if (const nvmlReturn_t code = enter(device, "processes", gpu); code != kSuccess) return code;
+  if (!gpu->has_processes) return kNotSupported;
+  if (count == nullptr) return kInvalidArgument;
+  if (*count < gpu->processes.size() || infos == nullptr) {
+    *count = static_cast<unsigned int>(gpu->processes.size());
+    return kInsufficientSize;
+  }
+  for (std::size_t i = 0; i < gpu->processes.size(); ++i) {
+    infos[i] = nvmlProcessInfo_t{gpu->processes[i], 0, 0xFFFFFFFFu, 0xFFFFFFFFu};
+  }
+  *count = static_cast<unsigned int>(gpu->processes.size());
+  return kSuccess;
+}
+
+}  // namespace
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* count,
+                                                     nvmlProcessInfo_t* infos) {
+  return compute_processes(device, count, infos);
+}
+
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* count,
+                                                     nvmlProcessInfo_t* infos) {
+  return compute_processes(device, count, infos);
 }
 
 nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int* limit) {

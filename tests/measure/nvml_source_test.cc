@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -439,6 +440,37 @@ TEST(CudaDeviceMapping, PciBusOrderKeepsAUsersSetting) {
   const ScopedEnv order("CUDA_DEVICE_ORDER", "FASTEST_FIRST");
   use_pci_bus_order_for_cuda();
   EXPECT_STREQ(std::getenv("CUDA_DEVICE_ORDER"), "FASTEST_FIRST");
+}
+
+}  // namespace
+}  // namespace nnergy::measure
+
+namespace nnergy::measure {
+namespace {
+
+TEST(NvmlLibrary, ListsTheComputeProcessesOfAGpu) {
+  const FakeNvml fake("gpus 2\nprocesses 0 4242 4343\n");
+  const auto nvml = fake.load();
+  EXPECT_THAT(nvml->compute_process_ids(nvml->gpu(0)).value(), ElementsAre(4242u, 4343u));
+  // A GPU that does not report its processes reads as unknown, not as none.
+  EXPECT_FALSE(nvml->compute_process_ids(nvml->gpu(1)).has_value());
+}
+
+TEST(NvmlLibrary, ComputeProcessListErrorIsADeviceError) {
+  const FakeNvml fake("processes 0 7\nfail processes 15\n");
+  const auto nvml = fake.load();
+  EXPECT_THROW(nvml->compute_process_ids(nvml->gpu(0)), DeviceError);
+}
+
+TEST(NvmlSource, EnergyRateCounterGrowsWithWallTime) {
+  // The fake's energy_rate_mw counts like a live GPU at constant power: 250 W for ~0.2 s.
+  const FakeNvml fake("energy_rate_mw 0 250000\npower_mw 0 250000\n");
+  NvmlSource source(fake.load(), 0);
+  const double before = source.read(0).energy_j.value();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const double after = source.read(0.2).energy_j.value();
+  EXPECT_GT(after - before, 250.0 * 0.19);
+  EXPECT_LT(after - before, 250.0 * 0.40);
 }
 
 }  // namespace

@@ -3,10 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "nnergy/api/power_meter.h"
 #include "nnergy/core/error.h"
+#include "nnergy/fleet/gpu_exporter.h"
+#include "nnergy/fleet/listen_address.h"
+#include "nnergy/fleet/live_readings.h"
+#include "nnergy/fleet/metrics_endpoint.h"
 #include "nnergy/measure/child_process.h"
 #include "nnergy/measure/measurement_window.h"
 #include "nnergy/measure/power_source.h"
@@ -28,6 +33,11 @@ std::string join_words(const std::vector<std::string>& words) {
 report::MonitorReport monitor(const MonitorRequest& r) {
   if (r.command.empty()) throw InvalidInput("monitor: expected a command to run, found none");
   check_interval_ms(r.interval_ms, r.names);
+  std::optional<fleet::ListenAddress> prometheus_address;
+  if (!r.prometheus_listen.empty()) {
+    prometheus_address = fleet::parse_listen_address(
+        r.prometheus_listen, setting_name(r.names, "prometheus_listen", "prometheus"));
+  }
   measure::Detection detection = open_power_sources(r.sources, r.names);
   std::vector<measure::SourceInfo> infos;
   for (const auto& s : detection.sources) infos.push_back(s->info());
@@ -42,11 +52,23 @@ report::MonitorReport monitor(const MonitorRequest& r) {
 
   measure::SamplerOptions sampler_options;
   sampler_options.period_s = r.interval_ms / 1000.0;
-  sampler_options.on_sample = [&trace](std::size_t source, const measure::PowerSample& sample) {
+  fleet::LiveReadings readings(infos);
+  sampler_options.on_sample = [&trace, &readings](std::size_t source,
+                                                  const measure::PowerSample& sample) {
     trace.write(source, sample);
+    readings.update(source, sample);
   };
   measure::Sampler sampler(std::move(detection.sources), sampler_options);
   measure::Meter meter(sampler);
+  // Served from before the command starts until it has ended; destroyed before the sampler.
+  std::unique_ptr<fleet::MetricsEndpoint> endpoint;
+  if (prometheus_address) {
+    endpoint = std::make_unique<fleet::MetricsEndpoint>(
+        *prometheus_address,
+        [&readings, &sampler] { return fleet::readings_with_failures(readings, sampler); },
+        setting_name(r.names, "prometheus_listen", "prometheus"));
+    report.prometheus_url = endpoint->url();
+  }
 
   measure::Measurement measurement;
   {
@@ -58,6 +80,7 @@ report::MonitorReport monitor(const MonitorRequest& r) {
     window_options.exclude_off_clock = r.exclude_off_clock;
     window_options.exclude_throttled = r.exclude_throttled;
     measurement = meter.end(window, window_options);
+    endpoint.reset();
     sampler.stop();
   }
   report.wall_time_s = measurement.end_s - measurement.begin_s;

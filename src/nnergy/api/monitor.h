@@ -24,6 +24,9 @@ struct MonitorRequest {
   bool exclude_off_clock = false;
   /// Drop samples taken under a throttle reason from the statistics.
   bool exclude_throttled = false;
+  /// Serve the sources' live metrics for Prometheus while the command runs (as `nnergy exporter`
+  /// does) at this address ("HOST:PORT", "[IPV6]:PORT" or ":PORT"); empty: do not.
+  std::string prometheus_listen;
   /// The invocation, for the result's context block.
   std::string command_line;
   /// How messages name the settings above (flags for the CLI, keywords for Python).
@@ -35,12 +38,16 @@ struct MonitorRequest {
 /// on) and returns the time, energy, power, clocks and throttling per source. Writes the raw
 /// trace when asked. A failing command is not an error: its exit status is in the result.
 ///
+/// With prometheus_listen, the metrics are served from before the command starts until it has
+/// ended (fleet::MetricsEndpoint).
+///
 /// Throws InvalidInput for an empty command or one that cannot be started, an interval out of
-/// range, a malformed or unknown source, or a trace file that cannot be written; DeviceError when
-/// a source named in `sources` is not available here (e.g. "nvml" without an NVIDIA driver), before
-/// the command is started; RuntimeFailure when waiting for the command fails. Detected sources
-/// that are absent are listed in the result, not thrown. Not thread-safe: one monitor per process
-/// at a time (it forwards the process's signals).
+/// range, a prometheus_listen address that is malformed or cannot be listened at, a malformed or
+/// unknown source, or a trace file that cannot be written; DeviceError when a source named in
+/// `sources` is not available here (e.g. "nvml" without an NVIDIA driver), before the command is
+/// started; RuntimeFailure when waiting for the command fails. Detected sources that are absent are
+/// listed in the result, not thrown. Not thread-safe: one monitor per process at a time (it
+/// forwards the process's signals).
 report::MonitorReport monitor(const MonitorRequest& request);
 
 }  // namespace nnergy::api

@@ -26,6 +26,8 @@ constexpr unsigned int kUuidBufferSize = 96;
 constexpr unsigned int kDriverVersionBufferSize = 80;
 // A first guess for the supported-clock lists; NVML says how many it needs when it is too small.
 constexpr unsigned int kInitialClockListSize = 256;
+// Compute processes read per call at first; more when NVML asks for more.
+constexpr unsigned int kInitialProcessListSize = 64;
 
 // NVML reports power in milliwatts; this is the one place that converts it.
 double milliwatts_to_watts(double milliwatts) { return milliwatts / 1000.0; }
@@ -83,6 +85,8 @@ struct NvmlLibrary::Functions {
   Return (*device_get_clock_event_reasons)(Device, unsigned long long*) = nullptr;
   const char* clock_event_reasons_symbol = "nvmlDeviceGetCurrentClocksEventReasons";
   Return (*device_get_enforced_power_limit)(Device, unsigned int*) = nullptr;
+  Return (*device_get_compute_processes)(Device, unsigned int*, nvml::ProcessInfo*) = nullptr;
+  const char* compute_processes_symbol = "nvmlDeviceGetComputeRunningProcesses_v3";
   Return (*device_get_supported_memory_clocks)(Device, unsigned int*, unsigned int*) = nullptr;
   Return (*device_get_supported_graphics_clocks)(Device, unsigned int, unsigned int*,
                                                  unsigned int*) = nullptr;
@@ -147,6 +151,12 @@ NvmlLoadResult NvmlLibrary::load(const std::string& path) {
     optional(f->device_get_clock_event_reasons, f->clock_event_reasons_symbol);
   }
   optional(f->device_get_enforced_power_limit, "nvmlDeviceGetEnforcedPowerLimit");
+  optional(f->device_get_compute_processes, f->compute_processes_symbol);
+  if (f->device_get_compute_processes == nullptr) {
+    // Drivers before 510 have _v2, with the same nvmlProcessInfo_t layout.
+    f->compute_processes_symbol = "nvmlDeviceGetComputeRunningProcesses_v2";
+    optional(f->device_get_compute_processes, f->compute_processes_symbol);
+  }
   optional(f->device_get_supported_memory_clocks, "nvmlDeviceGetSupportedMemoryClocks");
   optional(f->device_get_supported_graphics_clocks, "nvmlDeviceGetSupportedGraphicsClocks");
   optional(f->device_set_gpu_locked_clocks, "nvmlDeviceSetGpuLockedClocks");
@@ -307,6 +317,25 @@ std::optional<double> NvmlLibrary::power_limit_w(const NvmlGpu& gpu) const {
     return std::nullopt;
   }
   return milliwatts_to_watts(milliwatts);
+}
+
+std::optional<std::vector<unsigned int>> NvmlLibrary::compute_process_ids(
+    const NvmlGpu& gpu) const {
+  if (f_->device_get_compute_processes == nullptr) return std::nullopt;
+  // The list can grow between the sizing call and the reading one: retry with the larger count.
+  std::vector<nvml::ProcessInfo> infos(kInitialProcessListSize);
+  for (;;) {
+    unsigned int count = static_cast<unsigned int>(infos.size());
+    const Return code = f_->device_get_compute_processes(gpu.handle, &count, infos.data());
+    if (code == nvml::kErrorInsufficientSize && count > infos.size()) {
+      infos.resize(count);
+      continue;
+    }
+    if (!supported(f_->compute_processes_symbol, gpu, code)) return std::nullopt;
+    std::vector<unsigned int> pids;
+    for (unsigned int i = 0; i < count && i < infos.size(); ++i) pids.push_back(infos[i].pid);
+    return pids;
+  }
 }
 
 namespace {

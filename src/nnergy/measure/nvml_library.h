@@ -67,6 +67,15 @@ static_assert(sizeof(Value) == 8);
 static_assert(sizeof(FieldValue) == 40 && offsetof(FieldValue, value) == 32,
               "nvmlFieldValue_t layout of NVML's ABI");
 
+/// nvmlProcessInfo_t (the v2 layout that nvmlDeviceGetComputeRunningProcesses_v2 and _v3 fill).
+struct ProcessInfo {
+  unsigned int pid;
+  unsigned long long used_gpu_memory;
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
+};
+static_assert(sizeof(ProcessInfo) == 24, "nvmlProcessInfo_t layout of NVML's ABI");
+
 /// nvmlDeviceResetGpuLockedClocks
 using ResetLockedClocksFunction = Return (*)(Device);
 
@@ -148,6 +157,10 @@ class NvmlLibrary {
   std::optional<std::uint64_t> clock_event_reasons(const NvmlGpu& gpu) const;
   /// nvmlDeviceGetEnforcedPowerLimit, W.
   std::optional<double> power_limit_w(const NvmlGpu& gpu) const;
+  /// Process ids of the compute processes running on the GPU
+  /// (nvmlDeviceGetComputeRunningProcesses_v3, else _v2); nullopt when the driver lacks both or
+  /// the GPU does not report them. PIDs are those of the host's PID namespace.
+  std::optional<std::vector<unsigned int>> compute_process_ids(const NvmlGpu& gpu) const;
 
   /// nvmlDeviceGetSupportedMemoryClocks, MHz in NVML's order; empty when not reported.
   std::vector<unsigned int> supported_memory_clocks_mhz(const NvmlGpu& gpu) const;

@@ -98,6 +98,10 @@ std::string render_text(const MonitorReport& report) {
   text += fmt::format(" sampling every {:g} ms; sampler CPU {:.2f} % of one core{}\n\n",
                       report.interval_ms, 100 * report.sampler_cpu_fraction,
                       report.trace_file.empty() ? "" : "; trace in " + report.trace_file);
+  if (!report.prometheus_url.empty()) {
+    text.insert(text.size() - 1,
+                fmt::format(" metrics were served at {}\n", report.prometheus_url));
+  }
   TextTable table;
   using A = TextTable::Align;
   table.add_column("source", A::kLeft);

@@ -20,6 +20,9 @@ struct MonitorReport {
   /// CPU time of the sampler threads over the wall time: the fraction of one core it used.
   double sampler_cpu_fraction = 0;
   std::string trace_file;  ///< the raw trace written; empty: none
+  /// Where the live metrics were served while the command ran ("http://HOST:PORT/metrics");
+  /// empty: not served.
+  std::string prometheus_url;
   std::vector<measure::SourceMeasurement> sources;
   std::vector<measure::Unavailable> unavailable;  ///< sources not available here, with reasons
   /// Usable-but-imperfect input (rows a replayed trace dropped) and problems with the recording
