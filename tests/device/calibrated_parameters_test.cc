@@ -175,8 +175,9 @@ TEST(CalibratedParameters, AMeasuredGenerationIsCalibratedOthersAreTransferred) 
   EXPECT_DOUBLE_EQ(a100.efficiency.tensor.value(), 0.4);
   EXPECT_DOUBLE_EQ(a100.efficiency.memory, 0.5);
   EXPECT_DOUBLE_EQ(a100.calibration.time_log_sigma, 0.2);
-  EXPECT_NE(a100.calibration.provenance.find("calibrated on 200 measured whole-network times of Ampere"),
-            std::string::npos)
+  EXPECT_NE(
+      a100.calibration.provenance.find("calibrated on 200 measured whole-network times of Ampere"),
+      std::string::npos)
       << a100.calibration.provenance;
 
   // Hopper (2022) is nearest to Ampere (2020); its uncertainty is the transfer's.

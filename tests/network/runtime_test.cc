@@ -7,52 +7,34 @@
 #include "nnergy/core/error.h"
 #include "nnergy/graph/op_catalog.h"
 #include "nnergy/network/network_prediction.h"
+#include "tiny_network.h"
 
 namespace nnergy::network {
 namespace {
 
 using graph::Network;
-using graph::TensorInfo;
 using graph::TensorRole;
-
-std::size_t tensor(Network& net, const std::string& name, graph::Shape shape, TensorRole role) {
-  TensorInfo t;
-  t.name = name;
-  t.shape = std::move(shape);
-  t.role = role;
-  return net.add_tensor(std::move(t));
-}
-
-void node(Network& net, const std::string& op, std::vector<std::size_t> in,
-          std::vector<std::size_t> out) {
-  graph::Node n;
-  n.name = "/" + op + std::to_string(net.nodes().size());
-  n.op_type = op;
-  n.inputs = std::move(in);
-  n.outputs = std::move(out);
-  net.add_node(std::move(n));
-}
 
 // x → MatMul(w) → Add(b) → Relu → Mul(s) → Softmax. The bias Add follows a matrix operator and
 // keeps its own kernel (cuBLAS runs no epilogue of Inductor's); Relu and Mul join the Add's
 // kernel; the Softmax takes the Mul's output as a prologue, without it written to memory.
 Network chain() {
-  Network net;
-  const auto x = tensor(net, "x", {64, 1024}, TensorRole::kDataInput);
-  const auto w = tensor(net, "w", {1024, 1024}, TensorRole::kParameter);
-  const auto b = tensor(net, "b", {1024}, TensorRole::kParameter);
-  const auto s = tensor(net, "s", {1024}, TensorRole::kParameter);
-  const auto h = tensor(net, "h", {64, 1024}, TensorRole::kActivation);
-  const auto a = tensor(net, "a", {64, 1024}, TensorRole::kActivation);
-  const auto r = tensor(net, "r", {64, 1024}, TensorRole::kActivation);
-  const auto m = tensor(net, "m", {64, 1024}, TensorRole::kActivation);
-  const auto y = tensor(net, "y", {64, 1024}, TensorRole::kActivation);
-  node(net, "MatMul", {x, w}, {h});
-  node(net, "Add", {h, b}, {a});
-  node(net, "Relu", {a}, {r});
-  node(net, "Mul", {r, s}, {m});
-  node(net, "Softmax", {m}, {y});
-  return net;
+  graph::testing::TinyNetwork net;
+  const auto x = net.tensor("x", {64, 1024}, TensorRole::kDataInput);
+  const auto w = net.tensor("w", {1024, 1024}, TensorRole::kParameter);
+  const auto b = net.tensor("b", {1024}, TensorRole::kParameter);
+  const auto s = net.tensor("s", {1024}, TensorRole::kParameter);
+  const auto h = net.tensor("h", {64, 1024});
+  const auto a = net.tensor("a", {64, 1024});
+  const auto r = net.tensor("r", {64, 1024});
+  const auto m = net.tensor("m", {64, 1024});
+  const auto y = net.tensor("y", {64, 1024});
+  net.node("MatMul", {x, w}, {h})
+      .node("Add", {h, b}, {a})
+      .node("Relu", {a}, {r})
+      .node("Mul", {r, s}, {m})
+      .node("Softmax", {m}, {y});
+  return net.done();
 }
 
 double total(const CostedNetwork& c, double graph::PassCost::*field) {
@@ -83,14 +65,13 @@ TEST(CompiledFusion, PointwiseChainsRunAsOneKernelWithoutTheirIntermediates) {
 }
 
 TEST(CompiledFusion, ATensorReadTwiceIsWrittenAndStaysUnfused) {
-  Network net;
-  const auto x = tensor(net, "x", {64, 1024}, TensorRole::kDataInput);
-  const auto a = tensor(net, "a", {64, 1024}, TensorRole::kActivation);
-  const auto r = tensor(net, "r", {64, 1024}, TensorRole::kActivation);
-  const auto y = tensor(net, "y", {64, 1024}, TensorRole::kActivation);
-  node(net, "Relu", {x}, {a});
-  node(net, "Sigmoid", {a}, {r});
-  node(net, "Add", {a, r}, {y});  // a is read by two nodes
+  graph::testing::TinyNetwork b;
+  const auto x = b.tensor("x", {64, 1024}, TensorRole::kDataInput);
+  const auto a = b.tensor("a", {64, 1024});
+  const auto r = b.tensor("r", {64, 1024});
+  const auto y = b.tensor("y", {64, 1024});
+  b.node("Relu", {x}, {a}).node("Sigmoid", {a}, {r}).node("Add", {a, r}, {y});  // a: two readers
+  const Network net = b.done();
   const CostedNetwork compiled(net, Runtime::kCompiled);
   // Sigmoid reads a (two readers: not fused); Add reads r (one reader: fused into Sigmoid).
   EXPECT_EQ(compiled.fusion().fused_nodes, 1u);

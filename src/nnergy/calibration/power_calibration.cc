@@ -279,14 +279,17 @@ PowerCalibration calibrate_power(const std::vector<PowerMeasurement>& measuremen
       return kept;
     };
     const double fold_kappa = fit_on_grid(runs, kappa_curves, others(scalar), kKappaGrid, 0);
+    std::map<device::Precision, double> fold_ratios;
+    for (const auto& [precision, use] : tensor)
+      fold_ratios[precision] = fit_on_grid(runs, tensor_curves, others(use), kTensorGrid, 1);
     for (std::size_t i = 0; i < n; ++i) {
       if (runs[i].measurement.run.network != network) continue;
       double held_out_w = 0;
       if (is_scalar[i]) {
         held_out_w = kKappaGrid.interpolate(kappa_curves[i], fold_kappa);
-      } else if (auto t = tensor.find(runs[i].measurement.run.precision); t != tensor.end()) {
-        const double ratio = fit_on_grid(runs, tensor_curves, others(t->second), kTensorGrid, 1);
-        held_out_w = kTensorGrid.interpolate(tensor_curves[i], ratio);
+      } else if (auto t = fold_ratios.find(runs[i].measurement.run.precision);
+                 t != fold_ratios.end()) {
+        held_out_w = kTensorGrid.interpolate(tensor_curves[i], t->second);
       } else {
         held_out_w = predict_power(runs[i], fold_kappa, uncalibrated, host).second;
       }
