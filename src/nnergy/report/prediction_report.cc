@@ -180,6 +180,7 @@ ordered_json memory_json(const network::MemoryEstimate& m) {
                              ? ordered_json(m.peak_bytes / m.device_memory_bytes)
                              : ordered_json(nullptr);
   j["exceeds_device"] = m.exceeds_device();
+  j["exceeds_device_beyond_uncertainty"] = m.exceeds_device_beyond_uncertainty();
   j["largest_fitting_batch"] =
       m.largest_fitting_batch ? ordered_json(*m.largest_fitting_batch) : ordered_json(nullptr);
   j["excludes"] = "CUDA context, cuDNN/cuBLAS workspaces, allocator fragmentation";

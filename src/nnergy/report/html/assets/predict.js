@@ -42,7 +42,8 @@ NN.render(function (data) {
        sub: batch ? 'batch ' + batch : null},
       {label: 'device memory peak', value: NN.bytes(totals.memory_peak_bytes || memory.peak_bytes),
        sub: finite(memory.device_fraction) ? NN.pct(memory.device_fraction) + ' of ' +
-         NN.bytes(memory.device_memory_bytes) + (memory.exceeds_device ? ' (does not fit)' : '') : null},
+         NN.bytes(memory.device_memory_bytes) + (memory.exceeds_device_beyond_uncertainty ?
+           ' (does not fit)' : memory.exceeds_device ? ' (may not fit: within the estimate\'s uncertainty)' : '') : null},
       {label: 'work', value: NN.qty(totals.flop_count, 'FLOP'),
        sub: NN.qty(totals.byte_count, 'B') + ' moved, ' + NN.qty(totals.parameter_count, '') + ' parameters'},
     ]);
