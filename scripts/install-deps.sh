@@ -2,8 +2,9 @@
 # Installs the Debian 12 packages nnergy builds against. Idempotent and non-interactive:
 # packages already present are not touched, and apt runs only when something is missing.
 #   scripts/install-deps.sh --main     what nnergy itself builds and runs with (scripts/quickstart.sh):
-#                                      the libraries, LibTorch (CPU) for profile/, pybind11 and pandas
-#                                      for the Python package `import nnergy`; prometheus-cpp for the
+#                                      the libraries, LibTorch (CPU) for profile/, pybind11, pandas,
+#                                      venv and pip for the Python package (`pip install .` in a
+#                                      virtual environment, python/README.md); prometheus-cpp for the
 #                                      exporter and libslurm-dev (spank.h) for the SPANK plugin
 #   scripts/install-deps.sh            also what the tests need (GoogleTest, Google Benchmark, pytest;
 #                                      Debian's Python torch for the live tests of nnergy_torch and of
@@ -23,7 +24,7 @@ packages=(
   libprotobuf-dev protobuf-compiler libonnx-dev
   libxgboost-dev xgboost libsimdjson-dev
   libtorch-dev libopenblas0-openmp
-  pybind11-dev python3-dev python3-pandas
+  pybind11-dev python3-dev python3-pandas python3-venv python3-pip
   prometheus-cpp-dev libslurm-dev
 )
 # Real services the fleet tests start and stop (tests/fleet/): single-node Slurm and Prometheus.

@@ -12,7 +12,14 @@ std::string torch_plugin_path() {
   std::error_code error;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);
   const std::filesystem::path dir = error ? std::filesystem::current_path() : exe.parent_path();
-  return (dir / "libnnergy_torch_plugin.so").string();
+  const std::filesystem::path beside = dir / "libnnergy_torch_plugin.so";
+  // Installed (cmake --install, pip install .): <prefix>/bin/nnergy, <prefix>/lib/nnergy/.
+  const std::filesystem::path installed =
+      dir.parent_path() / "lib" / "nnergy" / "libnnergy_torch_plugin.so";
+  if (!std::filesystem::exists(beside, error) && std::filesystem::exists(installed, error)) {
+    return installed.string();
+  }
+  return beside.string();
 }
 
 namespace {

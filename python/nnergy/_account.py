@@ -9,20 +9,28 @@ from nnergy import _core
 from nnergy._records import dataframe
 
 
-def _nnergy_cli(nnergy_bin):
-    """The nnergy executable the session starts: the argument, else $NNERGY_BIN, else the one of
-    this build, else None (nnergy_torch then looks on PATH)."""
-    if nnergy_bin:
-        return os.fspath(nnergy_bin)
-    if os.environ.get("NNERGY_BIN"):
-        return os.environ["NNERGY_BIN"]
-    return _core.cli_path if _core.cli_path and os.path.exists(_core.cli_path) else None
+class _PowerRecorder:
+    """nnergy_torch's power recorder on this package's power meter (api::PowerMeter): samples in
+    this process and writes the session's power.csv as `nnergy monitor -o` would."""
+
+    def __init__(self):
+        self._meter = None
+
+    def start(self, path, sources, interval_ms):
+        self._meter = _core.PowerMeter(
+            list(sources or []), float(interval_ms if interval_ms is not None else 20.0),
+            trace_file=os.fspath(path), command_line="nnergy.session")
+
+    def stop(self):
+        self._meter.stop()
+        return list(self._meter.warnings())
 
 
 def session(model, out, power_sources=None, nnergy_bin=None, power_devices=None,
             interval_ms=None):
-    """Records a PyTorch run for nnergy.account: nnergy_torch.session (module hooks, the torch
-    profiler and `nnergy monitor` sampling the power), writing the directory `out`.
+    """Records a PyTorch run for nnergy.account: nnergy_torch.session (module hooks and the torch
+    profiler) with this package's power meter sampling the power in process, writing the
+    directory `out` (trace.json, power.csv, session.json).
 
         with nnergy.session(model, "run1", power_sources=["synthetic:constant=100"]) as s:
             for batch in data:
@@ -30,18 +38,21 @@ def session(model, out, power_sources=None, nnergy_bin=None, power_devices=None,
                 s.step()
         fp = nnergy.account("run1")
 
-    power_sources: as for Monitor (default: detected); nnergy_bin: the executable (default
-    $NNERGY_BIN, else the one built with this package, else PATH); power_devices: {source id:
-    "cpu" | "gpu:N"}; interval_ms: sampling period. Raises nnergy.InvalidInput when `model` is not
-    a torch.nn.Module."""
+    power_sources: as for Monitor (default: detected); power_devices: {source id: "cpu" |
+    "gpu:N"}; interval_ms: sampling period (default 20); nnergy_bin: sample with this `nnergy`
+    executable's `nnergy monitor` in a child process instead. Raises nnergy.InvalidInput when `model`
+    is not a torch.nn.Module, and for a malformed source or interval (nnergy.DeviceError for a
+    named source absent here)."""
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(model, torch.nn.Module):
         raise _core.InvalidInput(
             "model: expected a torch.nn.Module (its modules are hooked to name the operators), "
             f"found {type(model).__module__}.{type(model).__qualname__}")
     import nnergy_torch
-    return nnergy_torch.session(model, os.fspath(out), power_sources, _nnergy_cli(nnergy_bin),
-                                power_devices, interval_ms)
+    recorder = None if nnergy_bin else _PowerRecorder()
+    return nnergy_torch.session(model, os.fspath(out), power_sources,
+                                os.fspath(nnergy_bin) if nnergy_bin else None, power_devices,
+                                interval_ms, power_recorder=recorder)
 
 
 class Footprint:
@@ -102,12 +113,16 @@ class Accounting:
 
     def __init__(self, report):
         self._report = report
+        # The document of `nnergy account --json`: one run's accounting, or {context, runs,
+        # assessment} for several.
         self._dict = json.loads(report.to_json())
-        self.runs = [Footprint(r) for r in self._dict["runs"]]
+        runs = self._dict["runs"] if "runs" in self._dict else [self._dict]
+        self.runs = [Footprint(r) for r in runs]
 
     @property
     def assessment(self):
-        return self._dict["assessment"]
+        """{widening, pairwise} when several runs were accounted with assess=True, else None."""
+        return self._dict.get("assessment")
 
     @property
     def context(self):
@@ -126,6 +141,7 @@ class Accounting:
         return self._report.render_text(level, top)
 
     def to_dict(self):
+        """The document `nnergy account --json` prints for the same runs."""
         return json.loads(json.dumps(self._dict))
 
     def to_json(self, indent=None):

@@ -1,4 +1,4 @@
-"""nnergy.compare: one network on several GPUs, as a DataFrame."""
+"""nnergy.compare: one network on several GPUs (the compare document and a DataFrame)."""
 
 import json
 import os
@@ -22,13 +22,14 @@ def compare(model, example_input=None, *, devices=None, batch=None, batches=None
     mode, precision, dims, host_launch_us, optimizer, devices_file: as for nnergy.predict
     html           also write the self-contained HTML report to this path
 
-    Returns a DataFrame with one row per device, batch and clock ("boost", and the device's own
-    "energy-optimal" clock): clock_mhz, time_s, time_std_s, time_per_sample_s, energy_j,
+    Returns a Comparison: to_dict() is the `nnergy compare --json` document; `table` (and the
+    Comparison itself, which passes DataFrame attributes on) has one row per device, batch and
+    clock ("boost", and the device's own "energy-optimal" clock): clock_mhz, time_s, time_std_s, time_per_sample_s, energy_j,
     energy_std_j, energy_per_sample_j, energy_per_sample_std_j, power_w, edp_j_s, fits_memory,
     memory_peak_bytes, host_bound, pareto, rank_time, rank_energy, rank_edp, rank_power, and
     the device's name, time_model ("calibrated", "transferred", "estimated"), power_model and
-    provenance. Every figure is predicted by the analytical model; df.attrs["notes"] says how,
-    df.attrs["context"] holds the context block. Raises nnergy.InvalidInput for bad arguments.
+    provenance. Every figure is predicted by the analytical model; .notes says how, .context
+    holds the context block. Raises nnergy.InvalidInput for bad arguments.
     """
     if batch is not None and batches is not None:
         raise _core.InvalidInput("batch and batches: choose one")
@@ -47,14 +48,57 @@ def compare(model, example_input=None, *, devices=None, batch=None, batches=None
     finally:
         if source.directory is not None:
             source.directory.cleanup()
-    by_id = {d["id"]: d for d in document["devices"]}
-    rows = []
-    for row in document["rows"]:
-        d = by_id[row["device"]]
-        rows.append(dict(row, name=d["name"], time_model=d["time_model"],
-                         power_model=d["power_model"], provenance=d["provenance"]))
-    frame = dataframe(rows)
-    frame.attrs["notes"] = document["notes"]
-    frame.attrs["context"] = document["context"]
-    frame.attrs["devices"] = document["devices"]
-    return frame
+    return Comparison(document)
+
+
+class Comparison:
+    """What nnergy.compare returns: the document of `nnergy compare --json` (to_dict(),
+    to_json()) and its rows as a DataFrame (`table`, one row per device, batch and clock, with
+    the device's name, time_model, power_model and provenance). Every other attribute, indexing
+    and len() are the table's, so `c["energy_j"]`, `c.sort_values("energy_j")` and
+    `c[c.fits_memory]` work as on a DataFrame; `notes`, `context` and `devices` are the
+    document's."""
+
+    def __init__(self, document):
+        self._document = document
+        by_id = {d["id"]: d for d in document["devices"]}
+        rows = []
+        for row in document["rows"]:
+            d = by_id[row["device"]]
+            rows.append(dict(row, name=d["name"], time_model=d["time_model"],
+                             power_model=d["power_model"], provenance=d["provenance"]))
+        self.table = dataframe(rows)
+        self.table.attrs["notes"] = document["notes"]
+        self.table.attrs["context"] = document["context"]
+        self.table.attrs["devices"] = document["devices"]
+
+    notes = property(lambda self: list(self._document["notes"]))
+    context = property(lambda self: dict(self._document["context"]))
+    devices = property(lambda self: [dict(d) for d in self._document["devices"]])
+
+    def to_dict(self):
+        """The document `nnergy compare --json` prints for the same request."""
+        return json.loads(json.dumps(self._document))
+
+    def to_json(self, indent=None):
+        return json.dumps(self._document, indent=indent)
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name == "table":
+            raise AttributeError(name)
+        return getattr(self.table, name)
+
+    def __getitem__(self, key):
+        return self.table[key]
+
+    def __len__(self):
+        return len(self.table)
+
+    def __iter__(self):
+        return iter(self.table)
+
+    def _repr_html_(self):
+        return self.table._repr_html_()
+
+    def __repr__(self):
+        return repr(self.table)

@@ -143,13 +143,14 @@ class Session:
     session.json)."""
 
     def __init__(self, model, out, power_sources=None, nnergy_bin=None, power_devices=None,
-                 interval_ms=None):
+                 interval_ms=None, power_recorder=None):
         self.model = model
         self.out = pathlib.Path(out)
         self.power_sources = list(power_sources or [])
         self.nnergy_bin = nnergy_bin
         self.power_devices = dict(power_devices or {})
         self.interval_ms = interval_ms
+        self.power_recorder = power_recorder
         self.steps = 0
         self._monitor = None
         self._profiler = None
@@ -161,6 +162,12 @@ class Session:
         self.steps += 1
 
     def _start_monitor(self):
+        if self.power_recorder is not None:
+            # In process (nnergy.session: the nnergy package's power meter writes power.csv).
+            self.power_recorder.start(self.out / "power.csv", self.power_sources,
+                                      self.interval_ms)
+            time.sleep(0.05)  # a few samples before the program starts
+            return
         binary = find_nnergy(self.nnergy_bin)
         command = [binary, "monitor", "-o", str(self.out / "power.csv")]
         for source in self.power_sources:
@@ -196,6 +203,11 @@ class Session:
         time.sleep(0.05)
 
     def _stop_monitor(self):
+        if self.power_recorder is not None:
+            time.sleep(0.1)  # a last sample after the program's end
+            for message in self.power_recorder.stop():
+                warnings.warn(f"nnergy: {message}", stacklevel=4)
+            return
         if self._monitor is None:
             return
         time.sleep(0.1)  # a last sample after the program's end
@@ -259,7 +271,7 @@ class Session:
             "trace_file": "trace.json",
             "trace_format": trace_format,
             "power_file": "power.csv",
-            "power_sources": self.power_sources or ["detected by nnergy monitor"],
+            "power_sources": self.power_sources or ["detected"],
             "power_devices": self.power_devices,
             "trace_epoch_offset_s": (marker_epoch_s - marker_ts_us * 1e-6
                                      if marker_ts_us is not None else None),
@@ -275,18 +287,20 @@ class Session:
 
 def session(model, out, power_sources: Optional[Sequence[str]] = None,
             nnergy_bin: Optional[str] = None, power_devices: Optional[dict] = None,
-            interval_ms: Optional[float] = None) -> Session:
+            interval_ms: Optional[float] = None, power_recorder=None) -> Session:
     """A context manager recording `model`'s run into directory `out` for `nnergy account`.
 
     power_sources: `nnergy monitor --source` values (e.g. ["synthetic:constant=100"]); None lets
     nnergy monitor detect NVML/RAPL. power_devices: {source id: "cpu" | "gpu:N"} for sources
     whose device nnergy cannot tell (synthetic, replay); a "synthetic:" source defaults to "cpu"
     (this is recorded in session.json). nnergy_bin: path of the nnergy executable (else
-    $NNERGY_BIN, else PATH)."""
+    $NNERGY_BIN, else PATH). power_recorder: records power.csv in this process instead of
+    `nnergy monitor` (an object with start(path, sources, interval_ms) and stop() -> warnings;
+    nnergy.session passes the nnergy package's power meter)."""
     devices = dict(power_devices or {})
     for source in power_sources or []:
         if source.startswith("synthetic:"):
             spec = source[len("synthetic:"):]
             name = next((item[5:] for item in spec.split(",") if item.startswith("name=")), "")
             devices.setdefault("synthetic:" + name if name else "synthetic", "cpu")
-    return Session(model, out, power_sources, nnergy_bin, devices, interval_ms)
+    return Session(model, out, power_sources, nnergy_bin, devices, interval_ms, power_recorder)

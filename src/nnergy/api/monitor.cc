@@ -97,15 +97,10 @@ report::MonitorReport monitor(const MonitorRequest& r) {
     }
   }
   trace.finish(traces);
-  const bool has_power = std::any_of(infos.begin(), infos.end(),
-                                     [](const measure::SourceInfo& i) { return i.has_power; });
-  if (!r.output.empty() && !has_power) {
+  if (!r.output.empty()) {
     // Said while recording, so that a session is not found powerless only when it is accounted.
-    report.warnings.push_back(fmt::format(
-        "{} {}: the trace holds no power samples ({}), so `nnergy account` has no energy to "
-        "attribute with it",
-        setting_name(r.names, "output"), r.output.string(),
-        infos.empty() ? "no power source was available" : "no source reports power"));
+    std::string warning = powerless_trace_warning(infos, setting_name(r.names, "output"), r.output);
+    if (!warning.empty()) report.warnings.push_back(std::move(warning));
   }
   return report;
 }

@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <utility>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/run_context.h"
 #include "nnergy/measure/sampler.h"
+#include "nnergy/measure/trace_output.h"
 
 namespace nnergy::api {
 
@@ -47,34 +50,72 @@ void check_interval_ms(double interval_ms, SettingNames names) {
   }
 }
 
+std::string powerless_trace_warning(const std::vector<measure::SourceInfo>& infos,
+                                    const std::string& setting,
+                                    const std::filesystem::path& trace) {
+  if (std::any_of(infos.begin(), infos.end(),
+                  [](const measure::SourceInfo& i) { return i.has_power; })) {
+    return "";
+  }
+  return fmt::format(
+      "{} {}: the trace holds no power samples ({}), so `nnergy account` has no energy to "
+      "attribute with it",
+      setting, trace.string(),
+      infos.empty() ? "no power source was available" : "no source reports power");
+}
+
 struct PowerMeter::Impl {
-  explicit Impl(measure::Detection detection, double interval)
+  Impl(measure::Detection detection, const PowerMeterRequest& request)
       : unavailable(std::move(detection.unavailable)),
         warnings(std::move(detection.warnings)),
-        interval_ms(interval),
-        sampler(std::move(detection.sources), options(interval)),
+        interval_ms(request.interval_ms),
+        trace(request.trace_file, trace_context(request), infos_of(detection),
+              setting_name(request.names, "trace_file")),
+        sampler(std::move(detection.sources), options(request.interval_ms, trace)),
         meter(sampler) {}
 
-  static measure::SamplerOptions options(double interval_ms) {
+  static std::vector<measure::SourceInfo> infos_of(const measure::Detection& detection) {
+    std::vector<measure::SourceInfo> infos;
+    for (const auto& s : detection.sources) infos.push_back(s->info());
+    return infos;
+  }
+
+  static RunContext trace_context(const PowerMeterRequest& request) {
+    RunContext context = RunContext::now(request.command_line);
+    context.add("interval_ms", request.interval_ms);
+    return context;
+  }
+
+  static measure::SamplerOptions options(double interval_ms, measure::TraceOutput& trace) {
     measure::SamplerOptions o;
     o.period_s = interval_ms / 1000;
+    o.on_sample = [&trace](std::size_t source, const measure::PowerSample& sample) {
+      trace.write(source, sample);
+    };
     return o;
   }
 
   std::vector<measure::Unavailable> unavailable;
   std::vector<std::string> warnings;
   double interval_ms;
+  measure::TraceOutput trace;  ///< before the sampler, which writes to it until stopped
   measure::Sampler sampler;
   measure::Meter meter;
   mutable std::mutex mutex;
   bool stopped = false;
+  bool trace_finished = false;
   std::map<std::size_t, std::string> open;  ///< open windows: handle → name
 };
 
 PowerMeter::PowerMeter(const PowerMeterRequest& request) {
   check_interval_ms(request.interval_ms, request.names);
-  impl_ = std::make_unique<Impl>(open_power_sources(request.sources, request.names),
-                                 request.interval_ms);
+  impl_ = std::make_unique<Impl>(open_power_sources(request.sources, request.names), request);
+  if (!request.trace_file.empty()) {
+    // Said when recording starts, so that a trace is not found powerless only when accounted.
+    std::string warning = powerless_trace_warning(
+        sources(), setting_name(request.names, "trace_file"), request.trace_file);
+    if (!warning.empty()) impl_->warnings.push_back(std::move(warning));
+  }
   impl_->sampler.start();
 }
 
@@ -137,6 +178,16 @@ void PowerMeter::stop() {
     impl_->stopped = true;
   }
   impl_->sampler.stop();
+  const std::lock_guard lock(impl_->mutex);
+  if (impl_->trace_finished) return;
+  impl_->trace_finished = true;
+  std::vector<measure::PowerTrace> traces;
+  if (impl_->trace.is_json()) {
+    for (std::size_t i = 0; i < impl_->sampler.source_count(); ++i) {
+      traces.push_back({impl_->sampler.info(i), impl_->sampler.samples(i)});
+    }
+  }
+  impl_->trace.finish(traces);
 }
 
 std::vector<measure::SourceInfo> PowerMeter::sources() const {

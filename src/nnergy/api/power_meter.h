@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,11 +22,21 @@ measure::Detection open_power_sources(const std::vector<std::string>& sources, S
 /// Checks a sampling interval, ms: 1 to 60000. Throws InvalidInput naming `interval_ms`.
 void check_interval_ms(double interval_ms, SettingNames names);
 
+/// The warning for a power trace `trace` (written under `setting`) that will hold no power
+/// samples because no source of `infos` reports power; "" when one does.
+std::string powerless_trace_warning(const std::vector<measure::SourceInfo>& infos,
+                                    const std::string& setting, const std::filesystem::path& trace);
+
 /// What a PowerMeter samples.
 struct PowerMeterRequest {
   /// Power sources as for open_power_sources; empty: detect NVML and RAPL.
   std::vector<std::string> sources;
   double interval_ms = 20;  ///< sampling period, ms; 1 to 60000
+  /// Also writes every sample to this power trace (nnergy CSV, or JSON for a .json path; the
+  /// format of `nnergy monitor -o`), completed by stop(); empty: none.
+  std::filesystem::path trace_file;
+  /// The command line recorded in the trace's context block.
+  std::string command_line;
   /// How messages name the settings above (flags for the CLI, keywords for Python).
   SettingNames names = SettingNames::kKeyword;
 };
@@ -59,8 +70,9 @@ class PowerMeter {
   /// The name a window was opened with; "" for an unknown handle.
   std::string name_of(std::size_t handle) const;
 
-  /// Takes a last sample of every source and stops sampling. Windows still open can be closed
-  /// afterwards (their ends are then after the last sample). Idempotent.
+  /// Takes a last sample of every source and stops sampling; completes the trace file. Windows
+  /// still open can be closed afterwards (their ends are then after the last sample).
+  /// Idempotent. Throws InvalidInput naming `trace_file` when the trace cannot be written.
   void stop();
 
   /// The sources sampled, in order (also the order of Measurement::sources).

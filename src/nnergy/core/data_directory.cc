@@ -17,14 +17,16 @@ std::filesystem::path data_directory() {
     }
     return dir;
   }
-  fs::path source_dir(NNERGY_SOURCE_DATA_DIR);
-  if (fs::is_directory(source_dir)) return source_dir;
+  // Installed (cmake --install, pip install .) before the source tree it was built from, which
+  // may have moved on since.
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     fs::path installed = exe.parent_path().parent_path() / "share" / "nnergy";
-    if (fs::is_directory(installed)) return installed;
+    if (fs::is_regular_file(installed / "devices.json", ec)) return installed;
   }
+  fs::path source_dir(NNERGY_SOURCE_DATA_DIR);
+  if (fs::is_directory(source_dir)) return source_dir;
   throw InvalidInput("nnergy data directory not found: tried " + source_dir.string() +
                      " and <prefix>/share/nnergy; set NNERGY_DATA_DIR");
 }

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "bindings.h"
-#include "nnergy/account/footprint_writers.h"
+#include "nnergy/account/footprint.h"
 #include "nnergy/api/account.h"
 #include "nnergy/report/accounting_report.h"
 
@@ -63,42 +63,14 @@ api::AccountRequest to_request(const AccountArguments& a) {
   return r;
 }
 
-// Each run's accounting document (account::accounting_json, as `nnergy account --json` writes
-// it), plus "label", "trace_formats" and, when assessed, "sparsing"; then the assessment.
-std::string report_json(const report::AccountingReport& report) {
-  nlohmann::ordered_json j;
-  j["context"] = report.context.to_json();
-  j["runs"] = nlohmann::ordered_json::array();
-  for (const report::AccountedRun& r : report.runs) {
-    nlohmann::ordered_json run =
-        account::accounting_json(r.run, r.accounting, r.tef, r.stef, report.rules, report.context);
-    run.erase("context");
-    run["label"] = r.run.label;
-    run["trace_formats"] = r.run.trace_formats;
-    run["has_power"] = !report::has_no_power(r);
-    nlohmann::ordered_json sparsing = nlohmann::ordered_json::array();
-    for (const account::SparsingPoint& p : r.sparsing) {
-      sparsing.push_back({{"factor", p.factor}, {"similarity", p.similarity}});
-    }
-    run["sparsing"] = sparsing;
-    j["runs"].push_back(std::move(run));
-  }
-  if (report.assessment) {
-    j["assessment"] = {{"widening", report.assessment->widening},
-                       {"pairwise", report.assessment->pairwise}};
-  } else {
-    j["assessment"] = nullptr;
-  }
-  return j.dump();
-}
-
 }  // namespace
 
 void bind_account(py::module_& module) {
   py::class_<report::AccountingReport>(module, "AccountingReport",
                                        "The result of account(): see report/accounting_report.h")
-      .def("to_json", &report_json,
-           "Every run's accounting document (TEF, STEF, EDD, devices, warnings) as JSON text.")
+      .def("to_json", &report::render_json,
+           "The document of `nnergy account --json` (one run's accounting, or every run's and "
+           "the assessment) as JSON text.")
       .def(
           "render_text",
           [](const report::AccountingReport& r, std::size_t level, std::size_t top) {

@@ -43,14 +43,18 @@ void bind_power_meter(py::module_& module) {
                               "api::PowerMeter: samples power sources from construction until "
                               "stop(); begin()/end() open and close measurement windows, which "
                               "may nest and overlap, from any thread.")
-      .def(py::init([](const std::vector<std::string>& sources, double interval_ms) {
+      .def(py::init([](const std::vector<std::string>& sources, double interval_ms,
+                       const std::string& trace_file, const std::string& command_line) {
              api::PowerMeterRequest r;
              r.sources = sources;
              r.interval_ms = interval_ms;
+             r.trace_file = trace_file;
+             r.command_line = command_line;
              r.names = SettingNames::kKeyword;
              return std::make_unique<api::PowerMeter>(r);
            }),
-           "sources"_a = std::vector<std::string>{}, "interval_ms"_a = 20.0)
+           "sources"_a = std::vector<std::string>{}, "interval_ms"_a = 20.0, py::kw_only(),
+           "trace_file"_a = "", "command_line"_a = "")
       .def("begin", &api::PowerMeter::begin, "name"_a = "",
            "Opens a window now; returns its handle.")
       .def(
@@ -94,7 +98,7 @@ void bind_power_meter(py::module_& module) {
             const py::gil_scoped_release unlocked;
             meter.stop();
           },
-          "Takes a last sample and stops sampling (idempotent).")
+          "Takes a last sample, stops sampling and completes the trace file (idempotent).")
       .def("source_ids",
            [](const api::PowerMeter& meter) {
              std::vector<std::string> ids;

@@ -278,6 +278,9 @@ nlohmann::ordered_json run_json(const AccountingReport& report, const AccountedR
                                 const RunContext& context) {
   nlohmann::ordered_json doc =
       account::accounting_json(a.run, a.accounting, a.tef, a.stef, report.rules, context);
+  doc["label"] = a.run.label;
+  doc["trace_formats"] = a.run.trace_formats;
+  doc["has_power"] = !has_no_power(a);
   if (!a.sparsing.empty()) {
     nlohmann::ordered_json points = nlohmann::ordered_json::array();
     for (const account::SparsingPoint& p : a.sparsing)
