@@ -13,11 +13,11 @@
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/graph/zoo.h"
+#include "nnergy/learn/learned_predictor.h"
 #include "nnergy/learn/model_file.h"
 #include "nnergy/learn/training_table.h"
 #include "nnergy/network/network_prediction.h"
 #include "nnergy/predict/analytical_predictor.h"
-#include "nnergy/predict/learned_predictor.h"
 #include "nnergy/regress/regressor.h"
 
 namespace nnergy {
@@ -96,7 +96,7 @@ double load_and_predict_resnet50(const std::string& path) {
   settings.batch = 1;
   settings.point.clock_mhz = device.clock.boost_mhz;
   const network::CostedNetwork costed(net);
-  const predict::LearnedPredictor learned(model, device, path);
+  const learn::LearnedPredictor learned(model, device, path);
   return network::predict_network(costed, learned, settings).totals.time_s;
 }
 

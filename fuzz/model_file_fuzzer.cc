@@ -13,9 +13,9 @@
 #include "fuzz_support.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/graph/onnx_importer.h"
+#include "nnergy/learn/learned_predictor.h"
 #include "nnergy/learn/model_file.h"
 #include "nnergy/network/network_prediction.h"
-#include "nnergy/predict/learned_predictor.h"
 #include "nnergy/regress/regressor.h"
 
 namespace {
@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (d.id == model->device().catalog_id) device = &d;
     }
     if (device == nullptr) device = &fixed->catalog.find("h100-sxm");
-    const nnergy::predict::LearnedPredictor predictor(model, *device, "fuzz.nnp");
+    const nnergy::learn::LearnedPredictor predictor(model, *device, "fuzz.nnp");
     predictor.check_applicable(nnergy::graph::Mode::kInference, nnergy::device::Precision::kFp32);
     nnergy::network::PredictionSettings settings;
     settings.point = {nnergy::device::Precision::kFp32, device->clock.boost_mhz};

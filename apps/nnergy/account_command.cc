@@ -11,6 +11,7 @@
 #include "nnergy/api/account.h"
 #include "nnergy/core/error.h"
 #include "nnergy/report/accounting_report.h"
+#include "nnergy/report/output_format.h"
 
 namespace nnergy::cli {
 namespace {
@@ -71,8 +72,9 @@ api::AccountRequest to_request(const AccountOptions& o, const std::string& comma
 CommandResult run_account(const AccountOptions& o, const std::string& command_line) {
   if (o.level < 0) throw InvalidInput("--level: expected >= 0, found " + std::to_string(o.level));
   const report::AccountingReport report = api::account(to_request(o, command_line));
-  if (o.json) return {report::render_json(report), 0};
-  return {report::render_text(report, {static_cast<std::size_t>(o.level), o.top}), 0};
+  return {report::render(report, report::choose_format(o.json),
+                         report::AccountingTextOptions{static_cast<std::size_t>(o.level), o.top}),
+          0};
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "nnergy/core/text.h"
 #include "nnergy/measure/cuda_device_mapping.h"
 #include "nnergy/report/archline_report.h"
+#include "nnergy/report/output_format.h"
 
 namespace nnergy::cli {
 
@@ -51,8 +52,6 @@ std::optional<std::string> given(const std::string& text) {
   return text.empty() ? std::nullopt : std::optional<std::string>(text);
 }
 
-std::string json_text(const nlohmann::ordered_json& j) { return core::json_text(j); }
-
 CommandResult run_benchmarks(const ArchlineOptions& o, const std::string& command_line) {
   api::ArchlineRunRequest r;
   r.gpu = o.gpu;
@@ -80,7 +79,7 @@ api::ArchlineFitRequest fit_request(const ArchlineOptions& o, const std::string&
 
 CommandResult run_fit(const ArchlineOptions& o, const std::string& command_line) {
   const report::ArchlineFitReport r = api::archline_fit(fit_request(o, command_line));
-  return {o.json ? json_text(report::to_json(r)) : report::render_text(r), 0};
+  return {report::render(r, report::choose_format(o.json)), 0};
 }
 
 CommandResult run_plot(const ArchlineOptions& o, const std::string& command_line) {

@@ -8,6 +8,7 @@
 #include "nnergy/core/json_text.h"
 #include "nnergy/device/precision.h"
 #include "nnergy/report/archline_report.h"
+#include "nnergy/report/output_format.h"
 
 namespace nnergy::cli {
 
@@ -29,7 +30,7 @@ CommandResult run_show(const ArchlineDeviceOptions& o, const std::string& comman
   const report::ArchlineShowReport r =
       api::archline_show({o.device, device::parse_precision_list(o.precisions, "--precision"),
                           o.devices_file, command_line, SettingNames::kFlag});
-  return {o.json ? core::json_text(report::to_json(r)) : report::render_text(r), 0};
+  return {report::render(r, report::choose_format(o.json)), 0};
 }
 
 CommandResult run_synth(const ArchlineDeviceOptions& o, const std::string& command_line) {

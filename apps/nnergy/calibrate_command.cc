@@ -10,6 +10,7 @@
 #include "nnergy/calibration/time_calibration.h"
 #include "nnergy/core/json_text.h"
 #include "nnergy/report/calibration_report.h"
+#include "nnergy/report/output_format.h"
 
 namespace nnergy::cli {
 
@@ -40,7 +41,7 @@ std::string run_calibrate_serve(const CalibrateOptions& o, const std::string& co
   const auto progress = stderr_progress("calibrate --serve", "fits");
   r.progress = progress->callback();
   const report::ServeCalibrationReport report = api::calibrate_serve(r);
-  return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
+  return report::render(report, report::choose_format(o.json));
 }
 
 std::string run_calibrate(const CalibrateOptions& o, const std::string& command_line) {
@@ -55,7 +56,7 @@ std::string run_calibrate(const CalibrateOptions& o, const std::string& command_
   r.threads = o.threads;
   r.fit = o.fit;
   const report::CalibrationReport report = api::calibrate(r);
-  return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
+  return report::render(report, report::choose_format(o.json));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "nnergy/device/precision.h"
 #include "nnergy/report/comparison_report.h"
 #include "nnergy/report/html_report.h"
+#include "nnergy/report/output_format.h"
 #include "nnergy/report/serve_comparison_report.h"
 
 namespace nnergy::cli {
@@ -156,9 +157,7 @@ std::string run_compare_serve(const CompareOptions& o, const std::string& comman
   report::write_document_files({o.output, "--output", "", "--html"}, report::HtmlKind::kCompare,
                                "nnergy compare --serve: " + result.model,
                                [&] { return report::to_json(result); });
-  if (o.json) return core::json_text(report::to_json(result));
-  if (o.csv) return report::render_csv(result);
-  return report::render_text(result);
+  return report::render(result, report::choose_format(o.json, o.csv));
 }
 
 std::string run_compare(const CompareOptions& o, const std::string& command_line) {
@@ -190,9 +189,7 @@ std::string run_compare(const CompareOptions& o, const std::string& command_line
       {o.output, "--output", o.html, "--html"}, report::HtmlKind::kCompare,
       fmt::format("nnergy compare: {} on {} devices", report.network, report.devices.size()),
       [&] { return report::to_json(report); });
-  if (o.json) return core::json_text(report::to_json(report));
-  if (o.csv) return report::render_csv(report);
-  return report::render_text(report);
+  return report::render(report, report::choose_format(o.json, o.csv));
 }
 
 }  // namespace

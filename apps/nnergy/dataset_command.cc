@@ -10,6 +10,7 @@
 #include "nnergy/core/error.h"
 #include "nnergy/core/json_text.h"
 #include "nnergy/report/dataset_report.h"
+#include "nnergy/report/output_format.h"
 
 namespace nnergy::cli {
 
@@ -45,7 +46,7 @@ std::string run_import(const ImportOptions& o, const std::string& command_line) 
   r.file = o.file;
   r.db = o.db;
   const report::DatasetImportReport report = api::import_published(r);
-  return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
+  return report::render(report, report::choose_format(o.json));
 }
 
 std::string run_merge(const MergeOptions& o) {
@@ -74,7 +75,7 @@ std::string run_validate(const ValidateOptions& o, const std::string& command_li
   r.command_line = command_line;
   r.db = o.db;
   const report::DatasetValidationReport report = api::validate_dataset(r);
-  return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
+  return report::render(report, report::choose_format(o.json));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "nnergy/api/devices.h"
 #include "nnergy/core/json_text.h"
 #include "nnergy/report/devices_report.h"
+#include "nnergy/report/output_format.h"
 
 namespace nnergy::cli {
 
@@ -21,7 +22,7 @@ struct DevicesOptions {
 std::string run_devices(const DevicesOptions& o, const std::string& command_line) {
   if (o.detect) {
     const report::PowerSourcesReport found = api::detect_power_sources();
-    return o.json ? core::json_text(report::to_json(found)) : report::render_text(found);
+    return report::render(found, report::choose_format(o.json));
   }
   api::DevicesRequest r;
   r.names = SettingNames::kFlag;
@@ -29,7 +30,7 @@ std::string run_devices(const DevicesOptions& o, const std::string& command_line
   r.device = o.id;
   r.devices_file = o.devices_file;
   const report::DevicesReport report = api::devices(r);
-  return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
+  return report::render(report, report::choose_format(o.json));
 }
 
 }  // namespace

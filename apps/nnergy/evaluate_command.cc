@@ -15,6 +15,7 @@
 #include "nnergy/learn/regressor_settings.h"
 #include "nnergy/report/evaluation_report.h"
 #include "nnergy/report/html_report.h"
+#include "nnergy/report/output_format.h"
 
 namespace nnergy::cli {
 
@@ -69,7 +70,7 @@ std::string run_published(const EvaluateOptions& o, const std::string& command_l
       {o.output, "--output", o.html, "--html"}, report::HtmlKind::kEvaluate,
       "nnergy evaluate: " + std::filesystem::path(o.published).filename().string(),
       [&] { return report::to_json(report); });
-  return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
+  return report::render(report, report::choose_format(o.json));
 }
 
 std::string run_evaluate(const EvaluateOptions& o, const std::string& command_line) {
@@ -104,7 +105,7 @@ std::string run_evaluate(const EvaluateOptions& o, const std::string& command_li
       {o.output, "--output", o.html, "--html"}, report::HtmlKind::kEvaluate,
       "nnergy evaluate: " + std::filesystem::path(o.db).filename().string(),
       [&] { return report::to_json(report); });
-  return o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
+  return report::render(report, report::choose_format(o.json));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "nnergy/core/json_text.h"
 #include "nnergy/core/signals.h"
 #include "nnergy/report/exporter_report.h"
+#include "nnergy/report/output_format.h"
 
 namespace nnergy::cli {
 
@@ -50,7 +51,7 @@ CommandResult run_exporter(const ExporterOptions& o, const std::string& command_
         std::fwrite(line.data(), 1, line.size(), stderr);
         std::fflush(stderr);
       });
-  return {o.json ? core::json_text(report::to_json(report)) : report::render_text(report), 0};
+  return {report::render(report, report::choose_format(o.json)), 0};
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "nnergy/core/error.h"
 #include "nnergy/core/json_text.h"
 #include "nnergy/report/jobs_report.h"
+#include "nnergy/report/output_format.h"
 
 namespace nnergy::cli {
 
@@ -33,9 +34,7 @@ CommandResult run_jobs(const JobsOptions& o, const std::string& command_line) {
   request.partition = o.partition;
   request.job_id = o.job;
   const report::JobsReport report = api::jobs(request);
-  if (o.format == "json") return {core::json_text(report::to_json(report)), 0};
-  if (o.format == "csv") return {report::render_csv(report), 0};
-  return {report::render_text(report), 0};
+  return {report::render(report, report::choose_format(o.format == "json", o.format == "csv")), 0};
 }
 
 }  // namespace

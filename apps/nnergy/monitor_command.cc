@@ -1,15 +1,20 @@
 // `nnergy monitor -- COMMAND`: runs a command while sampling every power source, then reports
 // time, energy, power, clocks and throttling per source, like `perf stat`.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "command.h"
 #include "nnergy/api/monitor.h"
+#include "nnergy/core/carbon.h"
 #include "nnergy/core/error.h"
 #include "nnergy/core/json_text.h"
 #include "nnergy/report/monitor_report.h"
+#include "nnergy/report/output_format.h"
 
 namespace nnergy::cli {
 
@@ -24,6 +29,7 @@ struct MonitorOptions {
   bool exclude_throttled = false;
   std::string prometheus;
   std::vector<std::string> command;
+  std::optional<double> grid_gco2e_per_kwh;
 };
 
 CommandResult run_monitor(const MonitorOptions& o, const std::string& command_line) {
@@ -41,10 +47,10 @@ CommandResult run_monitor(const MonitorOptions& o, const std::string& command_li
   request.exclude_off_clock = o.exclude_off_clock;
   request.exclude_throttled = o.exclude_throttled;
   request.prometheus_listen = o.prometheus;
+  request.grid_gco2e_per_kwh = o.grid_gco2e_per_kwh;
   const report::MonitorReport report = api::monitor(request);
   // Like perf stat, the report goes to stderr so the command's own stdout stays clean.
-  const std::string text =
-      o.json ? core::json_text(report::to_json(report)) : report::render_text(report);
+  const std::string text = report::render(report, report::choose_format(o.json));
   std::fwrite(text.data(), 1, text.size(), stderr);
   return CommandResult{"", report.exit_code};
 }
@@ -71,6 +77,10 @@ void add_monitor_command(CLI::App& app, CommandRun* selected, const std::string&
                 "drop samples at another SM clock than the run's dominant one from the statistics");
   cmd->add_flag("--exclude-throttled", options->exclude_throttled,
                 "drop samples taken under a throttle reason from the statistics");
+  cmd->add_option("--grid-gco2e-per-kwh", options->grid_gco2e_per_kwh,
+                  fmt::format("carbon intensity of your electricity, g CO2e per kWh, for the CO2e "
+                              "of the total energy (default: {}, {:g})",
+                              kWorldGridSource, kWorldGridGco2ePerKwh));
   cmd->add_option("--prometheus", options->prometheus,
                   "while the command runs, serve the live metrics of `nnergy exporter` at "
                   "HOST:PORT (e.g. 127.0.0.1:9464) for Prometheus to scrape");

@@ -12,6 +12,7 @@
 #include "nnergy/core/json_text.h"
 #include "nnergy/core/text.h"
 #include "nnergy/report/html_report.h"
+#include "nnergy/report/output_format.h"
 #include "nnergy/report/serve_report.h"
 
 namespace nnergy::cli {
@@ -104,10 +105,10 @@ api::ServeRequest to_request(const ServeOptions& o, const std::string& command_l
 }
 
 std::string run_serve(const ServeOptions& o, const std::string& command_line) {
-  if (o.json && o.csv) throw InvalidInput("--json and --csv: choose one output format");
+  const report::Format format = report::choose_format(o.json, o.csv);
   if (o.list_models) {
     const std::vector<report::ModelListing> models = api::list_models();
-    return o.json ? core::json_text(report::to_json(models)) : report::render_model_list(models);
+    return report::render(models, format);
   }
   if (o.model.empty()) {
     throw InvalidInput(
@@ -120,9 +121,7 @@ std::string run_serve(const ServeOptions& o, const std::string& command_line) {
       {o.output, "--output", o.html, "--html"}, report::HtmlKind::kServe,
       fmt::format("nnergy serve: {} on {} × {}", report.model.id, report.gpus, report.device_id),
       [&] { return report::to_json(report); });
-  if (o.json) return core::json_text(report::to_json(report));
-  if (o.csv) return report::render_csv(report);
-  return report::render_text(report, o.layers);
+  return report::render(report, format, o.layers);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "command.h"
 #include "nnergy/api/zoo.h"
 #include "nnergy/core/json_text.h"
+#include "nnergy/report/output_format.h"
 #include "nnergy/report/zoo_report.h"
 
 namespace nnergy::cli {
@@ -16,8 +17,7 @@ void add_zoo_command(CLI::App& app, CommandRun* selected) {
   cmd->callback([json, selected] {
     *selected = [json] {
       const report::ZooReport report = api::zoo();
-      return CommandResult{
-          *json ? core::json_text(report::to_json(report)) : report::render_text(report), 0};
+      return CommandResult{report::render(report, report::choose_format(*json)), 0};
     };
   });
 }

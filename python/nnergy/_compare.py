@@ -24,8 +24,10 @@ def compare(model, example_input=None, *, devices=None, batch=None, batches=None
 
     Returns a Comparison: to_dict() is the `nnergy compare --json` document; `table` (and the
     Comparison itself, which passes DataFrame attributes on) has one row per device, batch and
-    clock ("boost", and the device's own "energy-optimal" clock): clock_mhz, time_s, time_std_s, time_per_sample_s, energy_j,
-    energy_std_j, energy_per_sample_j, energy_per_sample_std_j, power_w, edp_j_s, fits_memory,
+    clock ("boost", and the device's own "energy-optimal" clock): clock_mhz, time_s,
+    time_std_s, time_per_sample_s, energy_j, energy_std_j, energy_per_sample_j,
+    energy_per_sample_std_j, power_w, edp_j_s, fits_memory (false beyond the memory estimate's
+    uncertainty: not ranked), may_not_fit (over the device's memory within it: ranked),
     memory_peak_bytes, host_bound, pareto, rank_time, rank_energy, rank_edp, rank_power, and
     the device's name, time_model ("calibrated", "transferred", "estimated"), power_model and
     provenance. Every figure is predicted by the analytical model; .notes says how, .context

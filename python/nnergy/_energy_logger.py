@@ -17,10 +17,10 @@ from nnergy._monitor import Monitor
 
 JOULES_PER_KWH = 3.6e6
 
-# The world's average carbon intensity of electricity generation in 2023, g CO2 per kWh (Ember,
-# Yearly Electricity Data, 2024: 481), used when none is given; set your grid's (from your
+# The carbon intensity used when none is given, g CO2e per kWh: the library's (core/carbon.h: the
+# world's average in 2023, Ember), as `nnergy monitor` uses it; set your grid's (from your
 # utility, Ember or Electricity Maps) with grid_g_per_kwh.
-DEFAULT_GRID_G_PER_KWH = 481.0
+DEFAULT_GRID_G_PER_KWH = _core.default_grid_gco2e_per_kwh
 
 
 class EnergyLogger:

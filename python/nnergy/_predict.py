@@ -1,5 +1,6 @@
 """nnergy.predict: per-layer and whole-network time, power and energy of a model on a GPU."""
 
+import inspect
 import json
 import os
 import sys
@@ -163,74 +164,78 @@ def _is_torch_module(model):
     return torch is not None and isinstance(model, torch.nn.Module)
 
 
-def _command_line(model_text, arguments):
-    shown = [model_text] + [f"{k}={v!r}" for k, v in arguments.items()
-                            if v not in (None, False, "", {})]
+def _command_line(model_text, given):
+    shown = [model_text] + [f"{k}={v!r}" for k, v in given.items() if v is not None]
     return "nnergy.predict(" + ", ".join(shown) + ")"
 
 
-def predict(model, example_input=None, *, device=None, batch=None, mode="inference",
-            precision=None, dims=None, clock_mhz=None, power_limit_w=None, host_launch_us=None,
-            host=None, runtime="eager", strict_fp32=False, sweep_clocks=False,
-            sweep_step_mhz=None, optimizer=None, whitelist=None, error=None, alpha=None,
-            ignore_memory=False, predictor_file=None, devices_file=None, opset_version=None,
-            onnx_path=None):
-    """Predicts per-layer and network time, power and energy of one iteration (api::predict).
+# The settings of predict as the library declares them (api/predict_settings.h): the keyword
+# arguments below, their defaults and their help come from there, as `nnergy predict`'s options
+# do.
+_SETTINGS = _core.predict_settings()
+
+
+def _default(setting):
+    return False if setting["switch"] else (setting["default"] or None)
+
+
+def predict(model, example_input=None, *, opset_version=None, onnx_path=None, **settings):
+    arguments = {s["keyword"]: _default(s) for s in _SETTINGS}
+    given = {k: os.fspath(v) if isinstance(v, os.PathLike) else v for k, v in settings.items()}
+    arguments.update(given)
+    source = model_source(model, example_input, mode=arguments.get("mode") or "inference",
+                          opset_version=opset_version, onnx_path=onnx_path)
+    if source.example_batch is not None and arguments.get("batch") is None:
+        arguments["batch"] = given["batch"] = source.example_batch
+    request = dict(arguments, model=source.path,
+                   command_line=_command_line(source.shown, given))
+    prediction = Prediction(_core.predict(**request), request)
+    # The export lives as long as the Prediction, so that clock_sweep() can predict on it again.
+    prediction._export_directory = source.directory
+    return prediction
+
+
+def _settings_help():
+    lines = []
+    for s in _SETTINGS:
+        words = s["help"].split()
+        line = f"    {s['keyword']:<15}"
+        for word in words:
+            if len(line) + len(word) + 1 > 99:
+                lines.append(line.rstrip())
+                line = " " * 19
+            line += word + " "
+        lines.append(line.rstrip())
+    return "\n".join(lines)
+
+
+predict.__doc__ = """Predicts per-layer and network time, power and energy of one iteration (api::predict).
 
     model          a zoo name (nnergy.zoo()), the path of an .onnx file, or a torch.nn.Module,
                    which is exported in-process with torch.onnx.export (a dynamic batch axis on
                    every input; training mode exports with TrainingMode.TRAINING and no constant
                    folding, so that BatchNorm is kept) — example_input is then required: a tensor
-                   or a tuple of tensors, one batch of the model's inputs
-    device         catalog id or alias (nnergy.devices()); default a100-40gb
-    batch          samples per iteration; default: the file's fixed batch, else 1; for a module,
-                   the leading dimension of example_input
-    mode           "inference" or "training"
-    precision      fp32, tf32, fp16, bf16 or fp64; default: the type the file (or the module's
-                   parameters) stores its tensors in, else fp32
-    dims           {name: value} for other symbolic dimensions
-    clock_mhz      core clock, MHz (default boost); power_limit_w: board power limit, W
-    host_launch_us host time to launch one kernel in inference, µs; training takes the
-                   calibrated multiple of it (autograd) (default: the host profile's)
-    host           a calibrated host profile (default: the calibration's; an unknown name
-                   lists them)
-    runtime        "eager" (PyTorch launching each kernel), "cuda-graphs" (no per-kernel
-                   launch) or "compiled" (torch.compile: pointwise chains fused)
-    strict_fp32    fp32 with TF32 off in cuDNN too (default: convolutions in TF32 on GPUs that
-                   have it, as PyTorch runs them; matrix products stay fp32)
-    sweep_clocks   also predict over the device's clocks (or call .clock_sweep() later)
-    optimizer      training: "sgd", "sgd-momentum" (default), "adam" or "adamw"
-    whitelist      comma-separated compute-relevant ONNX op types
-    error, alpha   classification error and α for the energy-precision ratio (both or neither)
-    ignore_memory  predict even when the estimated device memory exceeds the device's
-    predictor_file a model file written by `nnergy train` (.nnp); default: the analytical model
-    devices_file   an extra device catalog (JSON)
+                   or a tuple of tensors, one batch of the model's inputs; batch then defaults to
+                   its leading dimension
     opset_version  ONNX opset of the export of a module; default: the highest both the installed
                    torch and nnergy's ONNX library support; onnx_path: keep that export here
 
+    The settings (keyword arguments; `nnergy predict` has an option for each, --batch for
+    batch; None leaves one at its default; paths may be os.PathLike; dims is a dict):
+""" + _settings_help() + """
+
     Returns a Prediction. Raises nnergy.InvalidInput for bad arguments (naming them as keywords,
-    e.g. batch=0), a model that is neither a name, a path nor a module, and a module that
-    torch.onnx.export cannot export.
+    e.g. batch=0, or an unknown keyword with the accepted ones), a model that is neither a name,
+    a path nor a module, and a module that torch.onnx.export cannot export.
     """
-    arguments = dict(device=device, batch=batch, mode=mode, precision=precision,
-                     dims=dict(dims or {}), clock_mhz=clock_mhz, power_limit_w=power_limit_w,
-                     host_launch_us=host_launch_us, host=host, runtime=runtime,
-                     strict_fp32=strict_fp32,
-                     sweep_clocks=sweep_clocks,
-                     sweep_step_mhz=sweep_step_mhz, optimizer=optimizer, whitelist=whitelist,
-                     error=error, alpha=alpha, ignore_memory=ignore_memory,
-                     predictor_file=os.fspath(predictor_file or ""),
-                     devices_file=os.fspath(devices_file or ""))
-    source = model_source(model, example_input, mode=mode, opset_version=opset_version,
-                          onnx_path=onnx_path)
-    if source.example_batch is not None and batch is None:
-        arguments["batch"] = source.example_batch
-    request = dict(arguments, model=source.path,
-                   command_line=_command_line(source.shown, arguments))
-    prediction = Prediction(_core.predict(**request), request)
-    # The export lives as long as the Prediction, so that clock_sweep() can predict on it again.
-    prediction._export_directory = source.directory
-    return prediction
+
+predict.__signature__ = inspect.Signature(
+    [inspect.Parameter("model", inspect.Parameter.POSITIONAL_OR_KEYWORD),
+     inspect.Parameter("example_input", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=None)]
+    + [inspect.Parameter(s["keyword"], inspect.Parameter.KEYWORD_ONLY, default=_default(s))
+       for s in _SETTINGS]
+    + [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None)
+       for name in ("opset_version", "onnx_path")])
 
 
 class ModelSource:

@@ -10,7 +10,7 @@
 
 #include "nnergy/calibration/time_calibration.h"
 #include "nnergy/core/error.h"
-#include "nnergy/dataset/published_measurement.h"
+#include "nnergy/published/published_measurement.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/graph/zoo.h"
 #include "nnergy/network/network_prediction.h"
@@ -92,7 +92,7 @@ TEST(PowerCalibration, AMeasurementThatCannotBePredictedIsNamedNotDropped) {
 
 TEST(PublishedPowers, TheCorpusPowersTakeTheBatchTheirSourceRanAndSaySo) {
   const auto read =
-      dataset::read_published_measurements((kDataDir / "calibration" / "measured_public.json"));
+      published::read_published_measurements((kDataDir / "calibration" / "measured_public.json"));
   const PublishedPowers powers = published_powers(read.records, kDataDir, {"A", "B"});
   ASSERT_EQ(powers.measurements.size(), 5u);
   ASSERT_EQ(powers.assumptions.size(), 5u);
@@ -109,10 +109,10 @@ TEST(PublishedPowers, TheCorpusPowersTakeTheBatchTheirSourceRanAndSaySo) {
 
 // A record of the H100 campaign's format (data/measured/h100/networks.json): one run of
 // `network` at batch 8, inference, fp32 unless changed.
-dataset::PublishedMeasurement h100_record(const std::string& id, const std::string& network,
+published::PublishedMeasurement h100_record(const std::string& id, const std::string& network,
                                           const std::string& quantity, double value_si,
                                           const std::string& unit_si) {
-  dataset::PublishedMeasurement r;
+  published::PublishedMeasurement r;
   r.id = id;
   r.source = "tests/learn";
   r.gpu = "NVIDIA H100 80GB HBM3";
@@ -133,7 +133,7 @@ dataset::PublishedMeasurement h100_record(const std::string& id, const std::stri
 using Reasons = std::vector<std::pair<std::string, std::string>>;
 
 TEST(PublishedFigures, AZooNameOutsideNetworksJsonMapsToTheZooFile) {
-  const std::vector<dataset::PublishedMeasurement> records = {
+  const std::vector<published::PublishedMeasurement> records = {
       h100_record("zoo", "convnext_base", "time_per_iteration", 0.01, "s"),
       h100_record("seq", "bert_base", "time_per_iteration", 0.01, "s"),
       h100_record("mapped", "resnext50_32x4d", "time_per_iteration", 0.01, "s"),
@@ -163,20 +163,20 @@ TEST(PublishedFigures, AZooNameOutsideNetworksJsonMapsToTheZooFile) {
 }
 
 TEST(PublishedTimes, HowASourceTimedItsRunsComesFromTheRecordAndProtocolsJson) {
-  dataset::PublishedMeasurement copied =
+  published::PublishedMeasurement copied =
       h100_record("copied", "resnet18", "time_per_iteration", 0.01, "s");
   copied.source = "github:ryujaehun/pytorch-gpu-benchmark (results/x.csv @3f47a9e)";
-  dataset::PublishedMeasurement cudnn4 = copied;
+  published::PublishedMeasurement cudnn4 = copied;
   cudnn4.id = "cudnn4";
   cudnn4.source = "github:jcjohnson/cnn-benchmarks (README.md @83d441f)";
   cudnn4.framework = "Torch7 (Lua) + cuDNN 4.0.07";
-  dataset::PublishedMeasurement cudnn50 = cudnn4;
+  published::PublishedMeasurement cudnn50 = cudnn4;
   cudnn50.id = "cudnn50";
   cudnn50.framework = "Torch7 (Lua) + cuDNN 5.0.05";
-  dataset::PublishedMeasurement cudnn51 = cudnn4;
+  published::PublishedMeasurement cudnn51 = cudnn4;
   cudnn51.id = "cudnn51";
   cudnn51.framework = "Torch7 (Lua) + cuDNN 5.1.10";
-  dataset::PublishedMeasurement on_dgx = copied;
+  published::PublishedMeasurement on_dgx = copied;
   on_dgx.id = "on_dgx";
   on_dgx.gpu = "NVIDIA A100-SXM4-40GB (DGX A100)";
   const PublishedTimes times =
@@ -201,15 +201,15 @@ TEST(PublishedTimes, HowASourceTimedItsRunsComesFromTheRecordAndProtocolsJson) {
 TEST(PublishedTimes, ALatencyOfARunWhoseThroughputIsPublishedIsSkippedNamingTheThroughput) {
   // protocols.json: NVIDIA's examples publish a run's throughput and latency; the throughput is
   // scored, the latency (which also times the evaluation loop) is skipped.
-  dataset::PublishedMeasurement throughput =
+  published::PublishedMeasurement throughput =
       h100_record("thr", "resnet50", "throughput", 1600, "samples/s");
   throughput.source = "github:NVIDIA/DeepLearningExamples (resnet50v1.5/README.md @729963dd)";
-  dataset::PublishedMeasurement latency = throughput;
+  published::PublishedMeasurement latency = throughput;
   latency.id = "lat";
   latency.quantity = "latency_avg_per_batch";
   latency.value_si = 0.0061;
   latency.unit_si = "s";
-  dataset::PublishedMeasurement other_batch = latency;  // no throughput of its run: scored
+  published::PublishedMeasurement other_batch = latency;  // no throughput of its run: scored
   other_batch.id = "lat16";
   other_batch.batch = 16;
   const PublishedTimes times = published_times({latency, throughput, other_batch}, kDataDir, {"A"});
@@ -227,17 +227,17 @@ TEST(PublishedTimes, ALatencyOfARunWhoseThroughputIsPublishedIsSkippedNamingTheT
 }
 
 TEST(PublishedBandwidths, CopyKernelBandwidthsOfCatalogGpusBecomeAnchorsAndTheRestAreNamed) {
-  dataset::PublishedMeasurement copy = h100_record(
+  published::PublishedMeasurement copy = h100_record(
       "copy", "memory copy kernel", "achieved_fraction_of_peak_bandwidth", 0.87, "fraction");
   copy.gpu = "NVIDIA A100 SXM4 40GB";
   copy.grade = "C";
-  dataset::PublishedMeasurement roofline = copy;  // another kernel: not a streaming copy
+  published::PublishedMeasurement roofline = copy;  // another kernel: not a streaming copy
   roofline.id = "roofline";
   roofline.network = "roofline kernel";
-  dataset::PublishedMeasurement unknown_gpu = copy;
+  published::PublishedMeasurement unknown_gpu = copy;
   unknown_gpu.id = "unknown";
   unknown_gpu.gpu = "NVIDIA GeForce 256";
-  dataset::PublishedMeasurement percent = copy;
+  published::PublishedMeasurement percent = copy;
   percent.id = "percent";
   percent.value_si = 87;
   percent.unit_si = "%";
@@ -271,7 +271,7 @@ std::filesystem::path data_dir_with_protocols(const std::string& protocols) {
 TEST(PublishedTimes, AOneFigurePerRunEntryWithoutAListOfQuantitiesIsNamedWithItsFile) {
   const std::filesystem::path dir = data_dir_with_protocols(
       R"({"sources": {"github:NVIDIA/DeepLearningExamples": {"one_figure_per_run": ["throughput"]}}})");
-  dataset::PublishedMeasurement r = h100_record("r", "resnet18", "throughput", 100, "samples/s");
+  published::PublishedMeasurement r = h100_record("r", "resnet18", "throughput", 100, "samples/s");
   r.source = "github:NVIDIA/DeepLearningExamples (README.md @729963dd)";
   try {
     published_times({r}, dir, {"A"});
@@ -290,7 +290,7 @@ TEST(PublishedTimes, AHostsEntryThatIsNotAnObjectOfNamesIsNamedWithItsFile) {
   // A protocols.json whose hosts map a GPU to a number.
   const std::filesystem::path dir = data_dir_with_protocols(
       R"({"sources": {"github:ryujaehun/pytorch-gpu-benchmark": {"hosts": {"h100-sxm": 7}}}})");
-  dataset::PublishedMeasurement r = h100_record("r", "resnet18", "time_per_iteration", 0.01, "s");
+  published::PublishedMeasurement r = h100_record("r", "resnet18", "time_per_iteration", 0.01, "s");
   r.source = "github:ryujaehun/pytorch-gpu-benchmark (results/x.csv @3f47a9e)";
   try {
     published_times({r}, dir, {"A"});
@@ -306,7 +306,7 @@ TEST(PublishedTimes, AHostsEntryThatIsNotAnObjectOfNamesIsNamedWithItsFile) {
 }
 
 TEST(PublishedFigures, TheH100CampaignsPrecisionsAndModesMap) {
-  std::vector<dataset::PublishedMeasurement> records;
+  std::vector<published::PublishedMeasurement> records;
   for (const char* precision :
        {"fp32 (strict: TensorFloat-32 disabled in cuDNN and cuBLAS)",
         "tf32 (torch.backends.cudnn/cuda.matmul.allow_tf32 = True)",
@@ -330,7 +330,7 @@ TEST(PublishedFigures, TheH100CampaignsPrecisionsAndModesMap) {
 }
 
 TEST(PublishedFigures, PowersAndEnergiesAreRunsOtherQuantitiesAndBadValuesAreSkipped) {
-  std::vector<dataset::PublishedMeasurement> records = {
+  std::vector<published::PublishedMeasurement> records = {
       h100_record("t", "resnet18", "time_per_iteration", 2e-3, "s"),
       h100_record("p", "resnet18", "avg_power", 400, "W"),
       h100_record("e", "resnet18", "energy_per_iteration", 0.8, "J"),
@@ -379,7 +379,7 @@ TEST(PublishedFigures, PowersAndEnergiesAreRunsOtherQuantitiesAndBadValuesAreSki
 TEST(EvaluatePowers, PowerAndEnergyAreThoseOfPredictNetworkForTheRun) {
   // The calibrated catalog, as `nnergy evaluate` and `nnergy predict` use it.
   const device::DeviceCatalog calibrated = device::DeviceCatalog::load_with_user(kDataDir, "");
-  const std::vector<dataset::PublishedMeasurement> records = {
+  const std::vector<published::PublishedMeasurement> records = {
       h100_record("t", "resnet18", "time_per_iteration", 2e-3, "s"),
       h100_record("p", "resnet18", "avg_power", 400, "W"),
       h100_record("e", "resnet18", "energy_per_iteration", 0.8, "J")};
@@ -420,7 +420,7 @@ TEST(EvaluatePowers, PowerAndEnergyAreThoseOfPredictNetworkForTheRun) {
 }
 
 TEST(EvaluatePowers, AMeasurementThatCannotBePredictedIsAFailureWithItsReason) {
-  const std::vector<dataset::PublishedMeasurement> records = {
+  const std::vector<published::PublishedMeasurement> records = {
       h100_record("p", "resnet18", "avg_power", 400, "W"),
       h100_record("e", "resnet18", "energy_per_iteration", 0.8, "J")};
   PublishedFigures f = published_figures(records, kDataDir, {"A"});

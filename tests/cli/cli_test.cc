@@ -647,6 +647,33 @@ TEST(Monitor, SyntheticConstantPowerGivesExactEnergy) {
   EXPECT_FALSE(fs::exists(trace.string() + ".partial"));
 }
 
+// The total energy in kWh and its CO2e, with the carbon intensity named: the world's average by
+// default (481 g/kWh, Ember 2023), or the user's grid.
+TEST(Monitor, TotalEnergyInKwhAndItsCo2eNameTheGrid) {
+  const RunResult by_default =
+      run_nnergy({"monitor", "--json", "--source", "synthetic:constant=250", "--", "sleep", "0.2"});
+  ASSERT_EQ(by_default.exit_code, 0) << by_default;
+  const json d = json::parse(by_default.err, nullptr, false);
+  ASSERT_FALSE(d.is_discarded()) << by_default;
+  const double joules = d["sources"][0]["energy_j"].get<double>();
+  EXPECT_DOUBLE_EQ(d["total_energy_j"].get<double>(), joules);
+  EXPECT_NEAR(d["total_energy_kwh"].get<double>(), joules / 3.6e6, 1e-15);
+  EXPECT_EQ(d["grid_gco2e_per_kwh"].get<double>(), 481);
+  EXPECT_NEAR(d["co2e_g"].get<double>(), joules / 3.6e6 * 481, 1e-12);
+  EXPECT_THAT(d["grid_source"].get<std::string>(), HasSubstr("--grid-gco2e-per-kwh"));
+
+  const RunResult mine = run_nnergy({"monitor", "--grid-gco2e-per-kwh", "100", "--source",
+                                     "synthetic:constant=250", "--", "sleep", "0.2"});
+  ASSERT_EQ(mine.exit_code, 0) << mine;
+  EXPECT_THAT(mine.err, HasSubstr("kWh"));
+  EXPECT_THAT(mine.err, HasSubstr("CO2e at 100 g CO2e/kWh (as given)"));
+
+  const RunResult bad = run_nnergy({"monitor", "--grid-gco2e-per-kwh", "-5", "--source",
+                                    "synthetic:constant=250", "--", "true"});
+  EXPECT_EQ(bad.exit_code, 2) << bad;
+  EXPECT_THAT(bad.err, HasSubstr("--grid-gco2e-per-kwh -5: expected a carbon intensity"));
+}
+
 TEST(Monitor, ExitCodeIsTheCommandsAndAbsentSourcesAreExplained) {
   const RunResult r = run_nnergy({"monitor", "--", "sh", "-c", "echo child-output; exit 3"});
   EXPECT_EQ(r.exit_code, 3) << r;

@@ -137,6 +137,24 @@ TEST(Compare, BatchSweepMarksHostBoundAndBatchesThatDoNotFit) {
   for (const json& d : j["devices"]) EXPECT_TRUE(d["largest_fitting_batch"].is_number()) << d;
 }
 
+// As predict decides: a peak over the device's memory by less than the estimate's uncertainty
+// (ResNet-18 training at batch 800 on a 16 GiB T4: about 18.0 GB, 1.05x) is ranked and marked
+// "may not fit"; beyond the band (batch 4096, above) it is not ranked.
+TEST(Compare, APeakWithinTheMemoryEstimatesUncertaintyMayNotFitAndIsRanked) {
+  const json j = run_json(
+      {"compare", "resnet18", "--devices", "t4", "--batch", "800", "--mode", "training", "--json"});
+  ASSERT_FALSE(j.is_null());
+  const json& row = j["rows"][0];
+  EXPECT_GT(row["memory_peak_bytes"].get<double>(), 16.0 * (1 << 30));
+  EXPECT_TRUE(row["fits_memory"].get<bool>()) << row;
+  EXPECT_TRUE(row["may_not_fit"].get<bool>()) << row;
+  EXPECT_EQ(row["rank_energy"], 1) << "ranked, as predict warns and does not refuse";
+  const RunResult text = run_nnergy(
+      {"compare", "resnet18", "--devices", "t4", "--batch", "800", "--mode", "training"});
+  ASSERT_EQ(text.exit_code, 0) << text;
+  EXPECT_THAT(text.out, HasSubstr("may not fit ("));
+}
+
 TEST(Compare, TextAndCsvShowTheRanking) {
   const RunResult& text = run_cached({"compare", "resnet50", "--devices", "a100-40gb,h100-sxm"});
   ASSERT_EQ(text.exit_code, 0) << text;

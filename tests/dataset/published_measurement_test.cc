@@ -1,7 +1,7 @@
 // Published measurements: the JSON reader on a fixture with known answers, the store's table
 // (round trip, idempotent re-import, conflicts, filters), the version-1 migration, the CSV
 // export, and the full calibration corpus in data/calibration/.
-#include "nnergy/dataset/published_measurement.h"
+#include "nnergy/published/published_measurement.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -37,20 +37,21 @@ const std::string kCorpus = std::string(NNERGY_TEST_DATA_DIR) + "/calibration/me
 // both keep the double bit for bit.
 constexpr double kExact = 0.0;
 
-const RejectedRecord* find_rejected(const PublishedReadResult& r, const std::string& name) {
-  for (const RejectedRecord& rejected : r.rejected) {
+const published::RejectedRecord* find_rejected(const published::PublishedReadResult& r,
+                                               const std::string& name) {
+  for (const published::RejectedRecord& rejected : r.rejected) {
     if (rejected.name() == name) return &rejected;
   }
   return nullptr;
 }
 
 TEST(PublishedReader, SmallFixtureKnownAnswers) {
-  const PublishedReadResult r = read_published_measurements(kSmallFixture);
+  const published::PublishedReadResult r = published::read_published_measurements(kSmallFixture);
   EXPECT_EQ(r.records_read, 12u);
   ASSERT_EQ(r.records.size(), 3u);
   EXPECT_EQ(r.rejected.size(), 9u);
 
-  const PublishedMeasurement& full = r.records[0];
+  const published::PublishedMeasurement& full = r.records[0];
   EXPECT_EQ(full.id, "pub0001");
   EXPECT_EQ(full.gpu, "NVIDIA A100-SXM4-40GB");
   EXPECT_EQ(full.network, "ResNet-50");
@@ -79,7 +80,7 @@ TEST(PublishedReader, SmallFixtureKnownAnswers) {
   EXPECT_FALSE(r.records[1].clock_mhz.has_value());
   EXPECT_FALSE(r.records[1].n_samples.has_value());
 
-  const PublishedMeasurement& nulls = r.records[2];
+  const published::PublishedMeasurement& nulls = r.records[2];
   EXPECT_EQ(nulls.id, "pub0003");
   EXPECT_FALSE(nulls.batch.has_value());
   EXPECT_FALSE(nulls.input_shape.has_value());
@@ -89,7 +90,7 @@ TEST(PublishedReader, SmallFixtureKnownAnswers) {
 }
 
 TEST(PublishedReader, EveryRejectionIsNamedWithItsReason) {
-  const PublishedReadResult r = read_published_measurements(kSmallFixture);
+  const published::PublishedReadResult r = published::read_published_measurements(kSmallFixture);
   const std::map<std::string, std::string> expected = {
       {"pub0004", "'value' is missing"},
       {"pub0005", "'unit' is missing"},
@@ -101,13 +102,13 @@ TEST(PublishedReader, EveryRejectionIsNamedWithItsReason) {
       {"record [11]", "the record is the number 42 (expected an object)"},
   };
   for (const auto& [name, reason] : expected) {
-    const RejectedRecord* rejected = find_rejected(r, name);
+    const published::RejectedRecord* rejected = find_rejected(r, name);
     ASSERT_NE(rejected, nullptr) << name << " is not among the rejected";
     EXPECT_THAT(rejected->reason, HasSubstr(reason)) << name;
   }
   // The duplicate is the second record with id pub0001, at index 9; the first one is kept.
   std::vector<std::size_t> duplicate_indices;
-  for (const RejectedRecord& rejected : r.rejected) {
+  for (const published::RejectedRecord& rejected : r.rejected) {
     if (rejected.reason.find("duplicate id") != std::string::npos) {
       duplicate_indices.push_back(rejected.index);
       EXPECT_EQ(rejected.id, "pub0001");
@@ -119,7 +120,7 @@ TEST(PublishedReader, EveryRejectionIsNamedWithItsReason) {
 }
 
 TEST(PublishedReader, EveryProblemOfOneRecordIsListed) {
-  const PublishedReadResult r = parse_published_measurements(
+  const published::PublishedReadResult r = published::parse_published_measurements(
       R"([{"id": "r1", "grade": "E", "measured": false, "colour": "red"}])", "inline.json");
   ASSERT_EQ(r.rejected.size(), 1u);
   const std::string& reason = r.rejected[0].reason;
@@ -134,7 +135,7 @@ TEST(PublishedReader, NotJsonNamesFileLineAndByteOffset) {
   // Line 3 starts at byte 7; the parser stops at the 'o' of `nope` (byte 16, column 10), the
   // first character that cannot continue the literal `null`.
   try {
-    parse_published_measurements("[\n {},\n {\"id\": nope}\n]", "broken.json");
+    published::parse_published_measurements("[\n {},\n {\"id\": nope}\n]", "broken.json");
     FAIL() << "expected InvalidInput";
   } catch (const InvalidInput& e) {
     EXPECT_THAT(e.what(), HasSubstr("broken.json"));
@@ -145,13 +146,13 @@ TEST(PublishedReader, NotJsonNamesFileLineAndByteOffset) {
 
 TEST(PublishedReader, NotAListAndMissingFileAreInvalidInput) {
   try {
-    parse_published_measurements(R"({"id": "r1"})", "object.json");
+    published::parse_published_measurements(R"({"id": "r1"})", "object.json");
     FAIL() << "expected InvalidInput";
   } catch (const InvalidInput& e) {
     EXPECT_THAT(e.what(), HasSubstr("object.json"));
     EXPECT_THAT(e.what(), HasSubstr("found an object"));
   }
-  EXPECT_THROW(read_published_measurements("/nonexistent/published.json"), InvalidInput);
+  EXPECT_THROW(published::read_published_measurements("/nonexistent/published.json"), InvalidInput);
 }
 
 // nlohmann::json throws out_of_range, not parse_error, for a number beyond double's range: it
@@ -159,7 +160,7 @@ TEST(PublishedReader, NotAListAndMissingFileAreInvalidInput) {
 // readers).
 TEST(PublishedReader, NumberBeyondDoubleIsInvalidInput) {
   try {
-    parse_published_measurements(R"([{"id": "r1", "value": 1e999}])", "big.json");
+    published::parse_published_measurements(R"([{"id": "r1", "value": 1e999}])", "big.json");
     FAIL() << "expected InvalidInput";
   } catch (const InvalidInput& e) {
     EXPECT_THAT(e.what(), HasSubstr("big.json: not valid JSON"));
@@ -168,16 +169,16 @@ TEST(PublishedReader, NumberBeyondDoubleIsInvalidInput) {
 }
 
 TEST(PublishedReader, DifferingFieldsNamesEachChangedField) {
-  const PublishedReadResult r = read_published_measurements(kSmallFixture);
-  PublishedMeasurement changed = r.records[0];
-  EXPECT_TRUE(differing_fields(r.records[0], changed).empty());
+  const published::PublishedReadResult r = published::read_published_measurements(kSmallFixture);
+  published::PublishedMeasurement changed = r.records[0];
+  EXPECT_TRUE(published::differing_fields(r.records[0], changed).empty());
   changed.value = 126;
   changed.layer = "x";
-  EXPECT_THAT(differing_fields(r.records[0], changed), ElementsAre("value", "layer"));
+  EXPECT_THAT(published::differing_fields(r.records[0], changed), ElementsAre("value", "layer"));
 }
 
 TEST_F(DatasetTest, PublishedRoundTripIsExactAndReimportAddsNothing) {
-  const PublishedReadResult r = read_published_measurements(kSmallFixture);
+  const published::PublishedReadResult r = published::read_published_measurements(kSmallFixture);
   DatasetStore store = DatasetStore::open(file("pub.sqlite"));
   const PublishedStoreResult first = store.add_published_measurements(r.records);
   EXPECT_THAT(first.imported, ElementsAre("pub0001", "pub0002", "pub0003"));
@@ -199,10 +200,10 @@ TEST_F(DatasetTest, PublishedRoundTripIsExactAndReimportAddsNothing) {
 }
 
 TEST_F(DatasetTest, PublishedConflictIsReportedAndTheStoredRecordKept) {
-  const PublishedReadResult r = read_published_measurements(kSmallFixture);
+  const published::PublishedReadResult r = published::read_published_measurements(kSmallFixture);
   DatasetStore store = DatasetStore::open(file("pub.sqlite"));
   store.add_published_measurements(r.records);
-  PublishedMeasurement changed = r.records[1];
+  published::PublishedMeasurement changed = r.records[1];
   changed.value = 0.5;
   changed.notes = "re-measured";
   const PublishedStoreResult result = store.add_published_measurements({changed});
@@ -219,7 +220,7 @@ TEST_F(DatasetTest, PublishedConflictIsReportedAndTheStoredRecordKept) {
 
 TEST_F(DatasetTest, PublishedFiltersByGpuQuantityAndGrade) {
   DatasetStore store = DatasetStore::open(file("pub.sqlite"));
-  store.add_published_measurements(read_published_measurements(kSmallFixture).records);
+  store.add_published_measurements(published::read_published_measurements(kSmallFixture).records);
   const auto ids = [&store](const PublishedFilter& filter) {
     std::vector<std::string> out;
     for (const auto& s : store.published_measurements(filter)) out.push_back(s.record.id);
@@ -275,14 +276,14 @@ TEST_F(DatasetTest, Version1FileIsReadAsItIsAndMigratedWhenWritten) {
   EXPECT_EQ(meta["schema_version"], std::to_string(kDatasetSchemaVersion));
   EXPECT_EQ(meta["migrated_from_schema_version"], "1");
   EXPECT_FALSE(meta["migrated_utc"].empty());
-  const PublishedStoreResult r =
-      writer.add_published_measurements(read_published_measurements(kSmallFixture).records);
+  const PublishedStoreResult r = writer.add_published_measurements(
+      published::read_published_measurements(kSmallFixture).records);
   EXPECT_EQ(r.imported.size(), 3u);
 }
 
 TEST_F(DatasetTest, PublishedCsvExportHasContextHeaderAndOneRowPerRecord) {
   DatasetStore store = DatasetStore::open(file("pub.sqlite"));
-  store.add_published_measurements(read_published_measurements(kSmallFixture).records);
+  store.add_published_measurements(published::read_published_measurements(kSmallFixture).records);
   std::ostringstream out;
   CsvExportOptions options;
   options.command_line = "nnergy dataset export --table published";
@@ -309,12 +310,12 @@ TEST_F(DatasetTest, PublishedCsvExportHasContextHeaderAndOneRowPerRecord) {
 }
 
 TEST_F(DatasetTest, MergeCopiesPublishedMeasurementsByIdAndReportsConflicts) {
-  const std::vector<PublishedMeasurement> records =
-      read_published_measurements(kSmallFixture).records;
+  const std::vector<published::PublishedMeasurement> records =
+      published::read_published_measurements(kSmallFixture).records;
   const std::string a = file("a.sqlite");
   const std::string b = file("b.sqlite");
   DatasetStore::open(a).add_published_measurements({records[0], records[1]});
-  PublishedMeasurement changed = records[1];
+  published::PublishedMeasurement changed = records[1];
   changed.grade = "B";
   DatasetStore::open(b).add_published_measurements({changed, records[2]});
 
@@ -366,7 +367,7 @@ TEST_F(DatasetTest, FullCalibrationCorpusImportsEveryValidRecord) {
   EXPECT_TRUE(first.stored.conflicts.empty());
   std::cout << "calibration corpus: " << first.stored.imported.size() << " imported, "
             << first.rejected.size() << " rejected\n";
-  for (const RejectedRecord& r : first.rejected) {
+  for (const published::RejectedRecord& r : first.rejected) {
     std::cout << "  rejected " << r.name() << ": " << r.reason << "\n";
   }
   std::int64_t per_source_total = 0;

@@ -157,7 +157,7 @@ void write_files(const AccountRequest& r, const report::AccountingReport& report
     files.push_back({path, {}, std::move(what)});
   };
   if (!r.json_file.empty()) {
-    add(r.json_file, report::render_json(report), name(r, "json_file", "output"));
+    add(r.json_file, core::json_text(report::to_json(report)), name(r, "json_file", "output"));
   }
   if (!r.html_file.empty()) {
     nlohmann::ordered_json data =

@@ -38,7 +38,7 @@ struct AccountRequest {
   bool assess = false;
   std::size_t max_factor = 8;  ///< largest power decimation factor of ASSS; >= 2
   /// Output files, written all or none (one run only); empty: not written. The accounting
-  /// document (report::render_json, read back by compare_footprints; setting name "output"),
+  /// document (report::to_json, read back by compare_footprints; setting name "output"),
   /// the TEF as CSV,
   /// folded stacks (integer µJ) and a Chrome/Perfetto trace with energy per event.
   std::filesystem::path json_file;

@@ -7,7 +7,7 @@
 #include "nnergy/calibration/published_times.h"
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/data_directory.h"
-#include "nnergy/dataset/published_measurement.h"
+#include "nnergy/published/published_measurement.h"
 #include "nnergy/device/device_catalog.h"
 
 namespace nnergy::api {
@@ -26,12 +26,12 @@ report::CalibrationReport calibrate(const CalibrateRequest& r) {
       r.output.empty() ? device::DeviceCatalog::calibrated_parameters_path(data_dir) : r.output;
   // The datasheet catalog: calibration starts from the peaks, never from an earlier fit.
   const device::DeviceCatalog catalog = device::DeviceCatalog::load(data_dir / "devices.json");
-  dataset::PublishedReadResult read;
+  published::PublishedReadResult read;
   // The corpus as the parameters file names it: relative to the data directory when inside it,
   // so that the file reads the same on every machine.
   std::string corpus;
   for (const std::filesystem::path& source : sources) {
-    dataset::PublishedReadResult part = dataset::read_published_measurements(source.string());
+    published::PublishedReadResult part = published::read_published_measurements(source.string());
     read.records_read += part.records_read;
     read.records.insert(read.records.end(), std::make_move_iterator(part.records.begin()),
                         std::make_move_iterator(part.records.end()));

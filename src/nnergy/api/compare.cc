@@ -47,7 +47,9 @@ report::ComparisonRow row_from(const report::PredictionReport& p, std::int64_t b
   r.device = p.device->id;
   r.batch = batch;
   r.clock_mhz = p.prediction.settings.point.clock_mhz;
-  r.fits_memory = !(p.memory && p.memory->exceeds_device());
+  // As predict decides: refused (here: not ranked) only beyond the estimate's uncertainty band.
+  r.fits_memory = !(p.memory && p.memory->exceeds_device_beyond_uncertainty());
+  r.may_not_fit = r.fits_memory && p.memory && p.memory->exceeds_device();
   r.memory_peak_bytes = p.memory ? p.memory->peak_bytes : 0;
   const network::NetworkTotals& t = p.prediction.totals;
   r.host_bound = t.host_launch_s > t.gpu_time_s;
@@ -188,7 +190,8 @@ report::ComparisonReport compare(const CompareRequest& request) {
        "the energy-optimal clock is each device's own, from a sweep over its clocks; a GPU "
        "reaches it only with its clocks locked (nvidia-smi -lgc)",
        "memory is an estimate (weights, gradients, optimizer state, live activations): a row "
-       "that exceeds its device's memory is shown but not ranked"});
+       "that exceeds its device's memory beyond the estimate's uncertainty is shown but not "
+       "ranked; one over it by less is ranked and marked 'may not fit'"});
   report.context = RunContext::now(request.command_line);
   report.context.add("network", {{"name", report.network}, {"source", request.model}})
       .add("mode", report.mode)

@@ -13,7 +13,7 @@
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
-#include "nnergy/dataset/published_measurement.h"
+#include "nnergy/published/published_measurement.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/learn/model_file.h"
 #include "nnergy/learn/training_table.h"
@@ -31,9 +31,9 @@ void check_output(const std::filesystem::path& path, SettingNames names, std::st
 // one of the corpus files cannot be read. `corpus` is as calibrated.json names it: files joined
 // by device::kCorpusSeparator, each "data/..." relative to the data directory, or a path.
 std::optional<std::size_t> records_in_corpus(
-    const std::vector<dataset::PublishedMeasurement>& records, const std::string& corpus,
+    const std::vector<published::PublishedMeasurement>& records, const std::string& corpus,
     const std::filesystem::path& data_dir) {
-  std::map<std::string, dataset::PublishedMeasurement> by_id;
+  std::map<std::string, published::PublishedMeasurement> by_id;
   std::string_view rest = corpus;
   while (!rest.empty()) {
     const std::size_t end = rest.find(device::kCorpusSeparator);
@@ -44,11 +44,11 @@ std::optional<std::size_t> records_in_corpus(
     if (file.starts_with("data/")) path = data_dir / file.substr(5);
     std::error_code ec;
     if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
-    dataset::PublishedReadResult read = dataset::read_published_measurements(path.string());
-    for (dataset::PublishedMeasurement& m : read.records) by_id.emplace(m.id, std::move(m));
+    published::PublishedReadResult read = published::read_published_measurements(path.string());
+    for (published::PublishedMeasurement& m : read.records) by_id.emplace(m.id, std::move(m));
   }
   std::size_t n = 0;
-  for (const dataset::PublishedMeasurement& m : records) {
+  for (const published::PublishedMeasurement& m : records) {
     const auto it = by_id.find(m.id);
     if (it != by_id.end() && it->second == m) ++n;
   }
@@ -168,8 +168,8 @@ report::PublishedEvaluationReport evaluate_published(const PublishedEvaluationRe
   const std::filesystem::path data_dir = data_directory();
   const device::DeviceCatalog catalog =
       device::DeviceCatalog::load_with_user(data_dir, r.devices_file);
-  const dataset::PublishedReadResult read =
-      dataset::read_published_measurements(r.published.string());
+  const published::PublishedReadResult read =
+      published::read_published_measurements(r.published.string());
   const calibration::PublishedFigures figures =
       calibration::published_figures(read.records, data_dir, r.grades);
 
@@ -198,7 +198,7 @@ report::PublishedEvaluationReport evaluate_published(const PublishedEvaluationRe
   report.grades = r.grades;
   report.records_read = read.records_read;
   report.rejected = read.rejected.size();
-  for (const dataset::RejectedRecord& x : read.rejected) {
+  for (const published::RejectedRecord& x : read.rejected) {
     report.rejected_records.emplace_back(x.name(), x.reason);
   }
   report.records_accepted = read.records.size();

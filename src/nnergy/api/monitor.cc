@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <memory>
 #include <optional>
 
 #include "nnergy/api/power_meter.h"
+#include "nnergy/core/carbon.h"
 #include "nnergy/core/error.h"
 #include "nnergy/fleet/gpu_exporter.h"
 #include "nnergy/fleet/listen_address.h"
@@ -33,6 +35,12 @@ std::string join_words(const std::vector<std::string>& words) {
 report::MonitorReport monitor(const MonitorRequest& r) {
   if (r.command.empty()) throw InvalidInput("monitor: expected a command to run, found none");
   check_interval_ms(r.interval_ms, r.names);
+  if (r.grid_gco2e_per_kwh &&
+      !(*r.grid_gco2e_per_kwh >= 0 && std::isfinite(*r.grid_gco2e_per_kwh))) {
+    throw InvalidInput(fmt::format("{}: expected a carbon intensity in g CO2e per kWh, 0 or more",
+                                   setting_with_value(r.names, "grid_gco2e_per_kwh",
+                                                      fmt::format("{:g}", *r.grid_gco2e_per_kwh))));
+  }
   std::optional<fleet::ListenAddress> prometheus_address;
   if (!r.prometheus_listen.empty()) {
     prometheus_address = fleet::parse_listen_address(
@@ -46,6 +54,11 @@ report::MonitorReport monitor(const MonitorRequest& r) {
   report.command = join_words(r.command);
   report.interval_ms = r.interval_ms;
   report.trace_file = r.output.string();
+  report.grid_gco2e_per_kwh = r.grid_gco2e_per_kwh.value_or(kWorldGridGco2ePerKwh);
+  report.grid_source = r.grid_gco2e_per_kwh
+                           ? "as given"
+                           : fmt::format("{}; {} for your grid", kWorldGridSource,
+                                         setting_name(r.names, "grid_gco2e_per_kwh"));
   report.context = RunContext::now(r.command_line);
   report.context.add("command", report.command).add("interval_ms", r.interval_ms);
   measure::TraceOutput trace(r.output, report.context, infos, setting_name(r.names, "output"));

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct MonitorRequest {
   /// The invocation, for the result's context block.
   std::string command_line;
   /// How messages name the settings above (flags for the CLI, keywords for Python).
+  /// Carbon intensity of the electricity, g CO2e per kWh (≥ 0); absent: the world's average
+  /// (core/carbon.h), said as such in the output.
+  std::optional<double> grid_gco2e_per_kwh;
   SettingNames names = SettingNames::kKeyword;
 };
 

@@ -13,13 +13,13 @@
 #include "nnergy/graph/folded_batch_norm.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/graph/zoo.h"
+#include "nnergy/learn/learned_predictor.h"
 #include "nnergy/learn/model_file.h"
 #include "nnergy/network/clock_sweep.h"
 #include "nnergy/network/memory_estimate.h"
 #include "nnergy/network/power_limit.h"
 #include "nnergy/network/time_evaluation.h"
 #include "nnergy/predict/analytical_predictor.h"
-#include "nnergy/predict/learned_predictor.h"
 #include "nnergy/report/quantity_format.h"
 
 namespace nnergy::api {
@@ -187,7 +187,7 @@ report::PredictionReport predict(const PredictRequest& r) {
   }
 
   const predict::AnalyticalPredictor analytical(*device);
-  std::optional<predict::LearnedPredictor> learned;
+  std::optional<learn::LearnedPredictor> learned;
   report::PredictionReport report;
   std::vector<double> clocks = {settings.point.clock_mhz};
   if (r.sweep_clocks)

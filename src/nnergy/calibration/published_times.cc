@@ -69,7 +69,8 @@ struct NetworkMapping {
 std::optional<NetworkMapping> network_of(const nlohmann::json& networks,
                                          const std::set<std::string>& zoo,
                                          const std::filesystem::path& data_dir,
-                                         const dataset::PublishedMeasurement& r, std::string* why) {
+                                         const published::PublishedMeasurement& r,
+                                         std::string* why) {
   if (!networks.contains(r.network)) {
     // A zoo name: the zoo's file, its default dimensions bound by the importer.
     if (zoo.contains(r.network))
@@ -131,7 +132,7 @@ Mappings read_mappings(const std::filesystem::path& data_dir) {
 // The run `r` measured, everything but the measured value: grade, batch (stated, or assumed in
 // assumed_batches.json), framework, mode, GPU, precision and network. `part` is the quantity's
 // (a training_forward/backward mode overrides it). Empty with `why` when `r` cannot be predicted.
-std::optional<network::NetworkTimeMeasurement> run_of(const dataset::PublishedMeasurement& r,
+std::optional<network::NetworkTimeMeasurement> run_of(const published::PublishedMeasurement& r,
                                                       network::TimedPart part, const Mappings& maps,
                                                       const std::filesystem::path& data_dir,
                                                       const std::vector<std::string>& grades,
@@ -245,7 +246,7 @@ std::optional<network::NetworkTimeMeasurement> run_of(const dataset::PublishedMe
 // source, GPU, network, mode, precision and batch): record id → why it is skipped, naming the
 // record scored instead.
 std::map<std::string, std::string> repeated_runs(
-    const std::vector<dataset::PublishedMeasurement>& records, const Mappings& maps) {
+    const std::vector<published::PublishedMeasurement>& records, const Mappings& maps) {
   using Run = std::tuple<std::string, std::string, std::string, std::string, std::string,
                          std::optional<std::int64_t>>;
   struct Preferred {
@@ -257,7 +258,7 @@ std::map<std::string, std::string> repeated_runs(
   std::map<std::string, std::pair<Run, std::size_t>> ranked;  // record id → run, rank
   std::map<std::string, std::string> why_of_source;
   std::map<std::string, std::string> ranked_quantity;  // record id → its quantity
-  for (const dataset::PublishedMeasurement& r : records) {
+  for (const published::PublishedMeasurement& r : records) {
     const std::string source = source_key(r.source);
     if (!maps.protocols.contains(source)) continue;
     const nlohmann::json& protocol = maps.protocols.at(source);
@@ -322,14 +323,14 @@ std::string_view si_unit_of(Figure figure) { return figure == Figure::kPower ? "
 
 // The records whose quantity is one of `wanted` as measurements. A record of another quantity is
 // skipped with "quantity '<q>'" + `other_reason`, or ignored when `other_reason` is empty.
-PublishedFigures figures_of(const std::vector<dataset::PublishedMeasurement>& records,
+PublishedFigures figures_of(const std::vector<published::PublishedMeasurement>& records,
                             const std::filesystem::path& data_dir,
                             const std::vector<std::string>& grades, const std::set<Figure>& wanted,
                             const std::optional<std::string>& other_reason) {
   const Mappings maps = read_mappings(data_dir);
   const std::map<std::string, std::string> repeated = repeated_runs(records, maps);
   PublishedFigures out;
-  for (const dataset::PublishedMeasurement& r : records) {
+  for (const published::PublishedMeasurement& r : records) {
     network::TimedPart part = network::TimedPart::kIteration;
     const std::optional<Figure> figure = figure_of(r.quantity, &part);
     if (!figure || !wanted.contains(*figure)) {
@@ -375,7 +376,7 @@ PublishedFigures figures_of(const std::vector<dataset::PublishedMeasurement>& re
 }  // namespace
 
 void check_grades(const std::vector<std::string>& grades, SettingNames names) {
-  const auto& known = dataset::published_grades();
+  const auto& known = published::published_grades();
   for (const std::string& g : grades) {
     if (std::find(known.begin(), known.end(), g) == known.end()) {
       throw InvalidInput(setting_with_value(names, "grades", g) + ": expected A, B or C");
@@ -383,7 +384,7 @@ void check_grades(const std::vector<std::string>& grades, SettingNames names) {
   }
 }
 
-PublishedTimes published_times(const std::vector<dataset::PublishedMeasurement>& records,
+PublishedTimes published_times(const std::vector<published::PublishedMeasurement>& records,
                                const std::filesystem::path& data_dir,
                                const std::vector<std::string>& grades) {
   PublishedFigures f =
@@ -391,25 +392,26 @@ PublishedTimes published_times(const std::vector<dataset::PublishedMeasurement>&
   return {std::move(f.times), std::move(f.skipped), std::move(f.assumptions)};
 }
 
-PublishedPowers published_powers(const std::vector<dataset::PublishedMeasurement>& records,
+PublishedPowers published_powers(const std::vector<published::PublishedMeasurement>& records,
                                  const std::filesystem::path& data_dir,
                                  const std::vector<std::string>& grades) {
   PublishedFigures f = figures_of(records, data_dir, grades, {Figure::kPower}, std::nullopt);
   return {std::move(f.powers), std::move(f.skipped), std::move(f.assumptions)};
 }
 
-PublishedEnergies published_energies(const std::vector<dataset::PublishedMeasurement>& records,
+PublishedEnergies published_energies(const std::vector<published::PublishedMeasurement>& records,
                                      const std::filesystem::path& data_dir,
                                      const std::vector<std::string>& grades) {
   PublishedFigures f = figures_of(records, data_dir, grades, {Figure::kEnergy}, std::nullopt);
   return {std::move(f.energies), std::move(f.skipped), std::move(f.assumptions)};
 }
 
-PublishedBandwidths published_bandwidths(const std::vector<dataset::PublishedMeasurement>& records,
-                                         const std::filesystem::path& data_dir) {
+PublishedBandwidths published_bandwidths(
+    const std::vector<published::PublishedMeasurement>& records,
+    const std::filesystem::path& data_dir) {
   const nlohmann::json gpus = read_mapping(data_dir / "calibration" / "gpus.json").at("gpus");
   PublishedBandwidths out;
-  for (const dataset::PublishedMeasurement& r : records) {
+  for (const published::PublishedMeasurement& r : records) {
     if (r.quantity != "achieved_fraction_of_peak_bandwidth" || r.network != "memory copy kernel")
       continue;
     if (!gpus.contains(r.gpu) || !gpus.at(r.gpu).is_string()) {
@@ -423,7 +425,7 @@ PublishedBandwidths published_bandwidths(const std::vector<dataset::PublishedMea
   return out;
 }
 
-PublishedFigures published_figures(const std::vector<dataset::PublishedMeasurement>& records,
+PublishedFigures published_figures(const std::vector<published::PublishedMeasurement>& records,
                                    const std::filesystem::path& data_dir,
                                    const std::vector<std::string>& grades) {
   return figures_of(records, data_dir, grades, {Figure::kTime, Figure::kPower, Figure::kEnergy},

@@ -2,7 +2,7 @@
 
 // Published whole-network times, average powers and energies per iteration
 // (data/calibration/measured_public.json, or measurements of the same format such as
-// data/measured/h100/networks.json, imported as dataset::PublishedMeasurement) as measurements
+// data/measured/h100/networks.json, imported as published::PublishedMeasurement) as measurements
 // nnergy can predict: each record's GPU mapped to a catalog device (data/calibration/gpus.json)
 // and its network to an ONNX architecture. A network that is a key of
 // data/calibration/networks.json takes the file and dimensions given there; any other network
@@ -17,8 +17,8 @@
 
 #include "nnergy/calibration/time_calibration.h"
 #include "nnergy/core/setting_name.h"
-#include "nnergy/dataset/published_measurement.h"
 #include "nnergy/network/time_evaluation.h"
+#include "nnergy/published/published_measurement.h"
 
 namespace nnergy::calibration {
 
@@ -47,7 +47,7 @@ struct PublishedTimes {
 /// ("layer_forward_time") becomes a measurement of the nodes data/calibration/layer_ops.json
 /// maps it to (NetworkTimeMeasurement::nodes), or is skipped with the reason that file gives.
 /// Throws InvalidInput naming the mapping file when one is missing or malformed.
-PublishedTimes published_times(const std::vector<dataset::PublishedMeasurement>& records,
+PublishedTimes published_times(const std::vector<published::PublishedMeasurement>& records,
                                const std::filesystem::path& data_dir,
                                const std::vector<std::string>& grades);
 
@@ -60,11 +60,12 @@ struct PublishedBandwidths {
   std::vector<BandwidthAnchor> anchors;
   std::vector<std::pair<std::string, std::string>> skipped;  ///< record id, reason
 };
-PublishedBandwidths published_bandwidths(const std::vector<dataset::PublishedMeasurement>& records,
-                                         const std::filesystem::path& data_dir);
+PublishedBandwidths published_bandwidths(
+    const std::vector<published::PublishedMeasurement>& records,
+    const std::filesystem::path& data_dir);
 
 /// Throws InvalidInput naming the setting `grades` (as `names` spells it) and the first grade
-/// that is not one of dataset::published_grades() (A, B, C).
+/// that is not one of published::published_grades() (A, B, C).
 void check_grades(const std::vector<std::string>& grades, SettingNames names);
 
 /// A published average power over whole iterations, with the run it was measured on
@@ -84,7 +85,7 @@ struct PublishedPowers {
 /// Turns the "avg_power" records into measurements, with the same mapping and rules as
 /// published_times; a record whose unit_si is not "W" is skipped with the reason. Records of
 /// other quantities are ignored.
-PublishedPowers published_powers(const std::vector<dataset::PublishedMeasurement>& records,
+PublishedPowers published_powers(const std::vector<published::PublishedMeasurement>& records,
                                  const std::filesystem::path& data_dir,
                                  const std::vector<std::string>& grades);
 
@@ -105,7 +106,7 @@ struct PublishedEnergies {
 
 /// Turns the "energy_per_iteration" records into measurements, with the same mapping and rules
 /// as published_powers (unit_si must be "J"). Records of other quantities are ignored.
-PublishedEnergies published_energies(const std::vector<dataset::PublishedMeasurement>& records,
+PublishedEnergies published_energies(const std::vector<published::PublishedMeasurement>& records,
                                      const std::filesystem::path& data_dir,
                                      const std::vector<std::string>& grades);
 
@@ -120,7 +121,7 @@ struct PublishedFigures {
   std::vector<std::pair<std::string, std::string>> skipped;      ///< record id, reason
   std::vector<std::pair<std::string, std::string>> assumptions;  ///< as in PublishedTimes
 };
-PublishedFigures published_figures(const std::vector<dataset::PublishedMeasurement>& records,
+PublishedFigures published_figures(const std::vector<published::PublishedMeasurement>& records,
                                    const std::filesystem::path& data_dir,
                                    const std::vector<std::string>& grades);
 

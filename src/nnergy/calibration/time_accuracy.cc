@@ -27,7 +27,7 @@ TimeAccuracy accuracy_of(const std::string& group, const std::vector<const Group
     predicted.push_back(g->predicted);
     ratios.push_back(g->predicted / g->measured);
   }
-  a.metrics = learn::fit_metrics(measured, predicted);
+  a.metrics = core::fit_metrics(measured, predicted);
   a.median_ratio = statistics::median(ratios);
   return a;
 }

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "nnergy/learn/fit_metrics.h"
+#include "nnergy/core/fit_metrics.h"
 #include "nnergy/network/time_evaluation.h"
 
 namespace nnergy::calibration {
@@ -15,8 +15,8 @@ namespace nnergy::calibration {
 /// The fit metrics of one group of evaluated times, and its median predicted/measured ratio.
 struct TimeAccuracy {
   std::string group;
-  learn::FitMetrics metrics;  ///< count, MAPE, share within ±10 %, ... (count 0 for no times)
-  double median_ratio = 0;    ///< median predicted/measured (0 for no times)
+  core::FitMetrics metrics;  ///< count, MAPE, share within ±10 %, ... (count 0 for no times)
+  double median_ratio = 0;   ///< median predicted/measured (0 for no times)
 };
 
 /// Accuracy per value of `key` (e.g. the device, the source, the precision), sorted by group,

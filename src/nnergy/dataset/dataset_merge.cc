@@ -100,7 +100,7 @@ MergeSummary merge_into(DatasetStore& destination, const std::string& source_pat
       destination.record_network_measurement(m);
     }
   }
-  std::vector<PublishedMeasurement> published;
+  std::vector<published::PublishedMeasurement> published;
   for (StoredPublishedMeasurement& p : source.published_measurements()) {
     published.push_back(std::move(p.record));
   }

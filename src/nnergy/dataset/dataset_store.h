@@ -8,9 +8,9 @@
 
 #include "nnergy/dataset/measurement_key.h"
 #include "nnergy/dataset/op_record.h"
-#include "nnergy/dataset/published_measurement.h"
 #include "nnergy/graph/network.h"
 #include "nnergy/graph/whitelist.h"
+#include "nnergy/published/published_measurement.h"
 
 struct sqlite3;
 
@@ -106,7 +106,7 @@ struct NetworkMeasurementRecord {
 
 /// A published measurement as stored (table `published_measurements`; key: record.id).
 struct StoredPublishedMeasurement {
-  PublishedMeasurement record;
+  published::PublishedMeasurement record;
   std::string imported_utc;  ///< ISO 8601 UTC with ms: when the import that added it ran
 
   bool operator==(const StoredPublishedMeasurement&) const = default;
@@ -123,7 +123,7 @@ struct PublishedFilter {
 /// A record whose id is already stored with other content; the stored row is kept.
 struct PublishedConflict {
   std::string id;
-  std::vector<std::string> fields;  ///< the fields that differ (differing_fields)
+  std::vector<std::string> fields;  ///< the fields that differ (published::differing_fields)
 };
 
 /// What DatasetStore::add_published_measurements did with each record, by id, in input order.
@@ -202,7 +202,8 @@ class DatasetStore {
   /// Stores published measurements in one transaction, all stamped with the same import time.
   /// Idempotent: a record whose id is stored with the same content is counted as already
   /// present; one stored with other content is a conflict, reported and not overwritten.
-  PublishedStoreResult add_published_measurements(const std::vector<PublishedMeasurement>& records);
+  PublishedStoreResult add_published_measurements(
+      const std::vector<published::PublishedMeasurement>& records);
   /// The stored published measurements matching `filter`, ordered by id. Empty for a file of
   /// schema version 1 opened read-only (it has no such table).
   std::vector<StoredPublishedMeasurement> published_measurements(

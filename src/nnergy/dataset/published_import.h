@@ -7,17 +7,18 @@
 #include <vector>
 
 #include "nnergy/dataset/dataset_store.h"
-#include "nnergy/dataset/published_measurement.h"
+#include "nnergy/published/published_measurement.h"
 
 namespace nnergy::dataset {
 
 /// What import_published_measurements did with one file.
 struct PublishedImportSummary {
   std::string input_path;
-  std::size_t records_read = 0;          ///< elements of the file's JSON list
-  std::size_t accepted = 0;              ///< records that passed validation
-  std::vector<RejectedRecord> rejected;  ///< the others, with their reasons, in file order
-  PublishedStoreResult stored;           ///< of the accepted: imported, already present, conflicts
+  std::size_t records_read = 0;  ///< elements of the file's JSON list
+  std::size_t accepted = 0;      ///< records that passed validation
+  std::vector<published::RejectedRecord>
+      rejected;                 ///< the others, with their reasons, in file order
+  PublishedStoreResult stored;  ///< of the accepted: imported, already present, conflicts
   /// Accepted records per `source`, `gpu` and `quantity` (imported or not).
   std::map<std::string, std::int64_t> per_source;
   std::map<std::string, std::int64_t> per_gpu;

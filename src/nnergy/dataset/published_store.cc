@@ -26,7 +26,7 @@ std::string numbered_placeholders(int count) {
   return out;
 }
 
-void bind_published(SqliteStatement& s, const PublishedMeasurement& r) {
+void bind_published(SqliteStatement& s, const published::PublishedMeasurement& r) {
   s.bind(1, std::string_view(r.id))
       .bind(2, std::string_view(r.source))
       .bind(3, std::string_view(r.location))
@@ -53,8 +53,8 @@ void bind_published(SqliteStatement& s, const PublishedMeasurement& r) {
       .bind(24, r.layer);
 }
 
-PublishedMeasurement read_published(const SqliteStatement& row) {
-  PublishedMeasurement r;
+published::PublishedMeasurement read_published(const SqliteStatement& row) {
+  published::PublishedMeasurement r;
   r.id = row.column_text(0);
   r.source = row.column_text(1);
   r.location = row.column_text(2);
@@ -85,7 +85,7 @@ PublishedMeasurement read_published(const SqliteStatement& row) {
 }  // namespace
 
 PublishedStoreResult DatasetStore::add_published_measurements(
-    const std::vector<PublishedMeasurement>& records) {
+    const std::vector<published::PublishedMeasurement>& records) {
   PublishedStoreResult result;
   const std::string imported_utc = utc_now_iso8601();
   SqliteTransaction transaction(db_, path_);
@@ -98,15 +98,15 @@ PublishedStoreResult DatasetStore::add_published_measurements(
                   "VALUES ({})",
                   kPublishedColumns, numbered_placeholders(kPublishedColumnCount + 1)),
       path_);
-  for (const PublishedMeasurement& record : records) {
+  for (const published::PublishedMeasurement& record : records) {
     find.reset();
     find.bind(1, std::string_view(record.id));
     if (find.step()) {
-      const PublishedMeasurement stored = read_published(find);
+      const published::PublishedMeasurement stored = read_published(find);
       if (stored == record) {
         result.already_present.push_back(record.id);
       } else {
-        result.conflicts.push_back({record.id, differing_fields(stored, record)});
+        result.conflicts.push_back({record.id, published::differing_fields(stored, record)});
       }
       continue;
     }
@@ -140,14 +140,14 @@ std::vector<StoredPublishedMeasurement> DatasetStore::published_measurements(
 
 PublishedImportSummary import_published_measurements(const std::string& json_path,
                                                      const std::string& db_path) {
-  PublishedReadResult read = read_published_measurements(json_path);
+  published::PublishedReadResult read = published::read_published_measurements(json_path);
   DatasetStore store = DatasetStore::open(db_path);
   PublishedImportSummary summary;
   summary.input_path = json_path;
   summary.records_read = read.records_read;
   summary.accepted = read.records.size();
   summary.rejected = std::move(read.rejected);
-  for (const PublishedMeasurement& r : read.records) {
+  for (const published::PublishedMeasurement& r : read.records) {
     ++summary.per_source[r.source];
     ++summary.per_gpu[r.gpu];
     ++summary.per_quantity[r.quantity];

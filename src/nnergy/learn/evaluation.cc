@@ -40,7 +40,7 @@ std::vector<std::string> shuffled_signatures(const std::vector<std::string>& row
 
 double r_squared_or_nan(const std::vector<double>& actual, const std::vector<double>& predicted) {
   if (actual.size() < 2) return kNaN;
-  return fit_metrics(actual, predicted).r_squared;
+  return core::fit_metrics(actual, predicted).r_squared;
 }
 
 // Rows of `target` among `candidates` for which `keep(row)` holds.
@@ -107,10 +107,10 @@ std::vector<regress::Prediction> predict_rows(const TrainingTable& table,
 }
 
 // Metrics of the predictions `predicted[k]` of rows `rows[k]` restricted to `mode`.
-std::optional<FitMetrics> mode_metrics(const TrainingTable& table, Target target,
-                                       const std::vector<std::size_t>& rows,
-                                       const std::vector<regress::Prediction>& predicted,
-                                       const std::string& mode) {
+std::optional<core::FitMetrics> mode_metrics(const TrainingTable& table, Target target,
+                                             const std::vector<std::size_t>& rows,
+                                             const std::vector<regress::Prediction>& predicted,
+                                             const std::string& mode) {
   std::vector<double> a;
   std::vector<double> p;
   for (std::size_t k = 0; k < rows.size(); ++k) {
@@ -119,7 +119,7 @@ std::optional<FitMetrics> mode_metrics(const TrainingTable& table, Target target
     p.push_back(predicted[k].value);
   }
   if (a.empty()) return std::nullopt;
-  return fit_metrics(a, p);
+  return core::fit_metrics(a, p);
 }
 
 std::vector<std::string> modes_of(const TrainingTable& table) {

@@ -9,10 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "nnergy/core/fit_metrics.h"
 #include "nnergy/core/progress.h"
 #include "nnergy/core/setting_name.h"
 #include "nnergy/dataset/dataset_store.h"
-#include "nnergy/learn/fit_metrics.h"
 #include "nnergy/learn/training_table.h"
 #include "nnergy/regress/regressor.h"
 
@@ -63,12 +63,12 @@ SplitAssignment assign_splits(const TrainingTable& table, const EvaluationSettin
 
 /// Scores of one target in one mode.
 struct ModeScores {
-  std::string mode;                    ///< "inference" or "training"
-  std::vector<double> fold_r_squared;  ///< per fold where R² is defined (≥ 2 varying rows)
-  double cv_r_squared_mean = 0;        ///< R̄² over the folds; NaN when no fold has one
-  double cv_r_squared_std = 0;         ///< σ of R² over the folds; NaN with fewer than 2
-  std::optional<FitMetrics> test;      ///< on the test split; absent when it has no such row
-  std::optional<FitMetrics> holdout;   ///< on the ops of the held-out networks
+  std::string mode;                         ///< "inference" or "training"
+  std::vector<double> fold_r_squared;       ///< per fold where R² is defined (≥ 2 varying rows)
+  double cv_r_squared_mean = 0;             ///< R̄² over the folds; NaN when no fold has one
+  double cv_r_squared_std = 0;              ///< σ of R² over the folds; NaN with fewer than 2
+  std::optional<core::FitMetrics> test;     ///< on the test split; absent when it has no such row
+  std::optional<core::FitMetrics> holdout;  ///< on the ops of the held-out networks
 };
 
 /// Σ count × op time of one network: NeuralPower's T = Σ T_n (seed 004 Eq. 3).

@@ -12,9 +12,9 @@
 
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/fit_metrics.h"
 #include "nnergy/core/version.h"
 #include "nnergy/dataset/dataset_time.h"
-#include "nnergy/learn/fit_metrics.h"
 #include "nnergy/learn/regressor_settings.h"
 
 namespace nnergy::learn {
@@ -36,7 +36,7 @@ json training_set_metrics(const TrainingTable& table, const std::vector<std::siz
       actual.push_back(table.values(target, {indices[k]}).front());
       predicted.push_back(predictions[k].value);
     }
-    if (!actual.empty()) by_mode[mode] = fit_metrics(actual, predicted).to_json();
+    if (!actual.empty()) by_mode[mode] = core::fit_metrics(actual, predicted).to_json();
   }
   return {{"training_set", by_mode},
           {"note",

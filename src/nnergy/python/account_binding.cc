@@ -9,6 +9,7 @@
 #include "bindings.h"
 #include "nnergy/account/footprint.h"
 #include "nnergy/api/account.h"
+#include "nnergy/core/json_text.h"
 #include "nnergy/report/accounting_report.h"
 
 namespace nnergy::python {
@@ -68,9 +69,11 @@ api::AccountRequest to_request(const AccountArguments& a) {
 void bind_account(py::module_& module) {
   py::class_<report::AccountingReport>(module, "AccountingReport",
                                        "The result of account(): see report/accounting_report.h")
-      .def("to_json", &report::render_json,
-           "The document of `nnergy account --json` (one run's accounting, or every run's and "
-           "the assessment) as JSON text.")
+      .def(
+          "to_json",
+          [](const report::AccountingReport& r) { return core::json_text(report::to_json(r)); },
+          "The document of `nnergy account --json` (one run's accounting, or every run's and "
+          "the assessment) as JSON text.")
       .def(
           "render_text",
           [](const report::AccountingReport& r, std::size_t level, std::size_t top) {

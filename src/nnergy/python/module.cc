@@ -3,6 +3,7 @@
 #include <pybind11/pybind11.h>
 
 #include "bindings.h"
+#include "nnergy/core/carbon.h"
 #include "nnergy/graph/onnx_importer.h"
 
 #ifndef NNERGY_CLI_PATH
@@ -21,6 +22,9 @@ PYBIND11_MODULE(_core, module) {
   // The newest ONNX opset the importer's ONNX library knows (an export at a newer one would use
   // operator versions it cannot infer shapes for).
   module.attr("max_onnx_opset") = nnergy::graph::newest_importable_opset();
-  // The nnergy executable of the same build (nnergy.session starts its `monitor`).
+  // The nnergy executable of the same build (the tests compare its --json with this module's).
   module.attr("cli_path") = NNERGY_CLI_PATH;
+  // The carbon intensity used when none is given, g CO2e per kWh, and how outputs name it.
+  module.attr("default_grid_gco2e_per_kwh") = nnergy::kWorldGridGco2ePerKwh;
+  module.attr("default_grid_source") = nnergy::kWorldGridSource;
 }

@@ -292,9 +292,8 @@ nlohmann::ordered_json run_json(const AccountingReport& report, const AccountedR
 
 }  // namespace
 
-std::string render_json(const AccountingReport& report) {
-  if (report.runs.size() == 1)
-    return core::json_text(run_json(report, report.runs.front(), report.context));
+nlohmann::ordered_json to_json(const AccountingReport& report) {
+  if (report.runs.size() == 1) return run_json(report, report.runs.front(), report.context);
   nlohmann::ordered_json j;
   j["context"] = report.context.to_json();
   j["runs"] = nlohmann::ordered_json::array();
@@ -311,7 +310,7 @@ std::string render_json(const AccountingReport& report) {
     for (double s : report.assessment->widening) widening.push_back(similarity_json(s));
     j["assessment"] = {{"widening", std::move(widening)}, {"pairwise", std::move(pairwise)}};
   }
-  return core::json_text(j);
+  return j;
 }
 
 std::string render_text(const FootprintComparison& comparison) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -66,7 +67,7 @@ std::string render_text(const AccountingReport& report, const AccountingTextOpti
 /// (account::accounting_json, which `account compare` reads back), with "sparsing" ([{"factor",
 /// "similarity"}]) when assessed. Several runs: {"context", "runs": [one document each],
 /// "assessment": {"widening", "pairwise"}} (an undefined similarity is null).
-std::string render_json(const AccountingReport& report);
+nlohmann::ordered_json to_json(const AccountingReport& report);
 
 /// Accounting similarity of two footprints (`nnergy account compare`).
 struct FootprintComparison {

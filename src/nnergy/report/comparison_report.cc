@@ -42,13 +42,16 @@ std::string figures_text(const ComparedDevice& d) {
   return fmt::format("time {}, power {}", d.time_model, d.power_model);
 }
 
-// "P" on the Pareto front, "host" host-bound, "does not fit (N GiB)".
+// "P" on the Pareto front, "host" host-bound, "does not fit (N GiB)" or "may not fit (N GiB)".
 std::string marks(const ComparisonRow& r) {
   std::vector<std::string> m;
   if (r.pareto) m.emplace_back("P");
   if (r.host_bound) m.emplace_back("host");
   if (!r.fits_memory) {
     m.push_back(fmt::format("does not fit ({})", format_binary_bytes(r.memory_peak_bytes)));
+  }
+  if (r.may_not_fit) {
+    m.push_back(fmt::format("may not fit ({})", format_binary_bytes(r.memory_peak_bytes)));
   }
   std::string out;
   for (const std::string& s : m) out += (out.empty() ? "" : ",") + s;
@@ -114,6 +117,7 @@ ordered_json row_json(const ComparisonRow& r) {
           {"clock", r.energy_optimal_clock ? "energy-optimal" : "boost"},
           {"clock_mhz", r.clock_mhz},
           {"fits_memory", r.fits_memory},
+          {"may_not_fit", r.may_not_fit},
           {"memory_peak_bytes", r.memory_peak_bytes},
           {"host_bound", r.host_bound},
           {"time_s", r.time_s},
@@ -246,18 +250,19 @@ ordered_json to_json(const ComparisonReport& report) {
 std::string render_csv(const ComparisonReport& report) {
   std::string out = report.context.to_csv_comments();
   out +=
-      "device,batch,clock,clock_mhz,fits_memory,memory_peak_bytes,host_bound,time_s,time_std_s,"
+      "device,batch,clock,clock_mhz,fits_memory,may_not_fit,memory_peak_bytes,host_bound,time_s,"
+      "time_std_s,"
       "time_per_sample_s,energy_j,energy_std_j,energy_per_sample_j,power_w,edp_j_s,pareto,"
       "rank_time,rank_energy,rank_edp,rank_power,time_model,power_model,provenance\n";
   for (const ComparisonRow& r : report.rows) {
     const ComparedDevice& d = device_of(report, r.device);
     out += fmt::format(
-        "{},{},{},{:g},{},{:.17g},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},"
+        "{},{},{},{:g},{},{},{:.17g},{},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},{:.17g},"
         "{:.17g},{},{},{},{},{},{},{},{}\n",
         csv::field(r.device), r.batch, r.energy_optimal_clock ? "energy-optimal" : "boost",
-        r.clock_mhz, r.fits_memory, r.memory_peak_bytes, r.host_bound, r.time_s, r.time_std_s,
-        r.time_per_sample_s(), r.energy_j, r.energy_std_j, r.energy_per_sample_j(), r.power_w,
-        r.edp_j_s, r.pareto, r.rank_time, r.rank_energy, r.rank_edp, r.rank_power,
+        r.clock_mhz, r.fits_memory, r.may_not_fit, r.memory_peak_bytes, r.host_bound, r.time_s,
+        r.time_std_s, r.time_per_sample_s(), r.energy_j, r.energy_std_j, r.energy_per_sample_j(),
+        r.power_w, r.edp_j_s, r.pareto, r.rank_time, r.rank_energy, r.rank_edp, r.rank_power,
         csv::field(d.time_model), csv::field(d.power_model), csv::field(d.provenance));
   }
   return out;

@@ -31,7 +31,10 @@ struct ComparisonRow {
   std::int64_t batch = 0;
   bool energy_optimal_clock = false;  ///< else the boost clock
   double clock_mhz = 0;
-  bool fits_memory = true;  ///< the estimated peak memory fits the device's
+  /// The estimated peak memory fits the device's, or exceeds it by less than the estimate's
+  /// uncertainty (then `may_not_fit`; ranked, as predict warns and does not refuse).
+  bool fits_memory = true;
+  bool may_not_fit = false;  ///< over the device's memory, within the estimate's uncertainty
   double memory_peak_bytes = 0;
   /// The host issues kernels more slowly than the GPU runs them: the iteration time is the
   /// host's (totals host_launch_s > gpu_time_s at this clock).

@@ -56,7 +56,7 @@ std::string render_text(const DatasetImportReport& report) {
     out += fmt::format("  {}: differs in {}\n", c.id, join_with_commas(c.fields));
   }
   out += fmt::format("rejected: {}\n", s.rejected.size());
-  for (const dataset::RejectedRecord& r : s.rejected) {
+  for (const published::RejectedRecord& r : s.rejected) {
     out += fmt::format("  {}: {}\n", r.name(), r.reason);
   }
   out += "\nvalid records per source:\n" + counts_table("source", s.per_source);
@@ -76,7 +76,7 @@ nlohmann::ordered_json to_json(const DatasetImportReport& report) {
   j["records_conflicting"] = s.stored.conflicts.size();
   j["records_rejected"] = s.rejected.size();
   j["rejected"] = nlohmann::ordered_json::array();
-  for (const dataset::RejectedRecord& r : s.rejected) {
+  for (const published::RejectedRecord& r : s.rejected) {
     j["rejected"].push_back({{"index", r.index},
                              {"id", r.id ? nlohmann::ordered_json(*r.id) : nullptr},
                              {"name", r.name()},

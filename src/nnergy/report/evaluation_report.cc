@@ -18,7 +18,7 @@ namespace nnergy::report {
 
 namespace {
 
-using learn::FitMetrics;
+using core::FitMetrics;
 using learn::ModeScores;
 using learn::PredictorEvaluation;
 using learn::Target;
@@ -229,7 +229,7 @@ std::string side_by_side(const std::vector<PredictorEvaluation>& evaluations, st
 
 namespace {
 
-nlohmann::ordered_json metrics_json(const std::optional<learn::FitMetrics>& m) {
+nlohmann::ordered_json metrics_json(const std::optional<core::FitMetrics>& m) {
   return m ? nlohmann::ordered_json(m->to_json()) : nlohmann::ordered_json(nullptr);
 }
 

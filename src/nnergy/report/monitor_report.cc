@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "nnergy/core/carbon.h"
 #include "nnergy/measure/power_sample.h"
 #include "nnergy/report/quantity_format.h"
 #include "nnergy/report/text_table.h"
@@ -91,6 +92,12 @@ ordered_json to_json(const measure::Measurement& measurement) {
   return j;
 }
 
+double total_energy_j(const MonitorReport& report) {
+  double total = 0;
+  for (const SourceMeasurement& m : report.sources) total += m.energy_j.value_or(0);
+  return total;
+}
+
 std::string render_text(const MonitorReport& report) {
   std::string text =
       fmt::format("\n nnergy monitor: '{}' exited with code {} after {} (wall)\n", report.command,
@@ -122,7 +129,15 @@ std::string render_text(const MonitorReport& report) {
                    optional_quantity(m.power_mean_w, "W"), optional_quantity(m.power_peak_w, "W"),
                    clocks_text(m), throttling_text(m), std::to_string(m.samples_total)});
   }
-  if (!report.sources.empty()) text += table.render();
+  if (!report.sources.empty()) {
+    text += table.render();
+    const double joules = total_energy_j(report);
+    text += fmt::format(" total {} = {:.3g} kWh{}: {} CO2e at {:g} g CO2e/kWh ({})\n",
+                        format_quantity(joules, "J"), joules / kJoulesPerKwh,
+                        report.sources.size() > 1 ? " (the sources summed)" : "",
+                        format_quantity(joules / kJoulesPerKwh * report.grid_gco2e_per_kwh, "g"),
+                        report.grid_gco2e_per_kwh, report.grid_source);
+  }
   for (const measure::Unavailable& u : report.unavailable) {
     text += fmt::format(" {}: unavailable — {}\n", u.source, u.reason);
   }
@@ -139,6 +154,12 @@ ordered_json to_json(const MonitorReport& report) {
   summary["exit_code"] = report.exit_code;
   summary["wall_time_s"] = report.wall_time_s;
   summary["sampler_cpu_fraction_of_one_core"] = report.sampler_cpu_fraction;
+  const double joules = total_energy_j(report);
+  summary["total_energy_j"] = joules;
+  summary["total_energy_kwh"] = joules / kJoulesPerKwh;
+  summary["co2e_g"] = joules / kJoulesPerKwh * report.grid_gco2e_per_kwh;
+  summary["grid_gco2e_per_kwh"] = report.grid_gco2e_per_kwh;
+  summary["grid_source"] = report.grid_source;
   summary["sources"] = ordered_json::array();
   for (const SourceMeasurement& m : report.sources) {
     summary["sources"].push_back(to_json(m));

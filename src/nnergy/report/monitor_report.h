@@ -25,17 +25,25 @@ struct MonitorReport {
   std::string prometheus_url;
   std::vector<measure::SourceMeasurement> sources;
   std::vector<measure::Unavailable> unavailable;  ///< sources not available here, with reasons
+  double grid_gco2e_per_kwh = 0;  ///< carbon intensity the CO2e figure uses, g CO2e per kWh
+  std::string grid_source;        ///< where it comes from ("as given", or the default's source)
   /// Usable-but-imperfect input (rows a replayed trace dropped) and problems with the recording
   /// (a trace without power).
   std::vector<std::string> warnings;
 };
 
+/// The energy of every source with one, summed, J (0 when none has one). Sources that overlap
+/// (a RAPL package and its DRAM zone) are summed as they are.
+double total_energy_j(const MonitorReport& report);
+
 /// `perf stat`-like text: the command, its exit code and wall time, the sampling, one row per
 /// source (energy and how it was obtained, average and peak power, SM clocks, throttling,
-/// samples), then the unavailable sources and the warnings.
+/// samples), the total energy in J and kWh with its CO2e and the carbon intensity used, then the
+/// unavailable sources and the warnings.
 std::string render_text(const MonitorReport& report);
 
-/// {"context", "exit_code", "wall_time_s", "sampler_cpu_fraction_of_one_core", "sources": [{"id",
+/// {"context", "exit_code", "wall_time_s", "sampler_cpu_fraction_of_one_core", "total_energy_j",
+/// "total_energy_kwh", "co2e_g", "grid_gco2e_per_kwh", "grid_source", "sources": [{"id",
 /// "kind", "name", "uuid", "time_s", "energy_j", "energy_sigma_j", "energy_method", ...,
 /// "source_failed", "source_error"}], "warnings", "unavailable": [{"source", "reason"}]}; absent
 /// values are null.

@@ -256,7 +256,7 @@ std::string render_csv(const ServeReport& r) {
   return out;
 }
 
-std::string render_model_list(const std::vector<ModelListing>& models) {
+std::string render_text(const std::vector<ModelListing>& models) {
   TextTable t;
   for (const char* h : {"model", "family", "type", "params", "active", "published", "context",
                         "weights", "layers"}) {

@@ -93,7 +93,7 @@ struct ModelListing {
   std::string weight_format;
   std::string layers;  ///< e.g. "32 × attention + gated MLP"
 };
-std::string render_model_list(const std::vector<ModelListing>& models);
+std::string render_text(const std::vector<ModelListing>& models);
 nlohmann::ordered_json to_json(const std::vector<ModelListing>& models);
 
 }  // namespace nnergy::report

@@ -48,9 +48,11 @@ NN.render(function (data) {
       powerText: NN.qty(r.power_w, 'W'), edpText: NN.qty(r.edp_j_s, 'J' + NN.DOT + 's'),
       clockText: (r.clock === 'energy-optimal' ? 'energy-opt.' : r.clock) +
         (finite(r.clock_mhz) ? ' ' + r.clock_mhz + ' MHz' : ''),
-      memoryText: NN.bytes(r.memory_peak_bytes) + (r.fits_memory ? '' : ' (does not fit)'),
+      memoryText: NN.bytes(r.memory_peak_bytes) +
+        (!r.fits_memory ? ' (does not fit)' : r.may_not_fit ? ' (may not fit)' : ''),
       flags: [r.pareto ? 'Pareto front' : '', r.host_bound ? 'host-bound' : '',
-              r.fits_memory ? '' : 'does not fit in memory'].filter(Boolean).join(', ') || NN.DASH,
+              r.fits_memory ? '' : 'does not fit in memory',
+              r.may_not_fit ? 'may not fit in memory' : ''].filter(Boolean).join(', ') || NN.DASH,
     };
   });
   const pointTooltip = [{field: 'device'}, {field: 'batch'}, {field: 'clockText', title: 'clock'},
@@ -82,7 +84,8 @@ NN.render(function (data) {
     const span = NN.el('span', {});
     if (row.pareto) span.append(NN.el('span', {class: 'tag', title: 'on the time/energy Pareto front of the batch'}, 'Pareto'));
     if (row.host_bound) span.append(NN.el('span', {class: 'tag', title: 'the CPU issues kernels more slowly than the GPU runs them'}, 'host-bound'));
-    if (!row.fits_memory) span.append(NN.el('span', {class: 'tag warn', title: 'the estimated peak memory exceeds the device\'s'}, 'does not fit'));
+    if (!row.fits_memory) span.append(NN.el('span', {class: 'tag warn', title: 'the estimated peak memory exceeds the device\'s beyond the estimate\'s uncertainty'}, 'does not fit'));
+    if (row.may_not_fit) span.append(NN.el('span', {class: 'tag warn', title: 'the estimated peak memory exceeds the device\'s, within the estimate\'s uncertainty'}, 'may not fit'));
     return span;
   }
 

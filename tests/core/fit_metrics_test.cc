@@ -1,4 +1,4 @@
-#include "nnergy/learn/fit_metrics.h"
+#include "nnergy/core/fit_metrics.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 
 #include "nnergy/core/error.h"
 
-namespace nnergy::learn {
+namespace nnergy::core {
 namespace {
 
 constexpr double kTolerance = 1e-12;
@@ -52,4 +52,4 @@ TEST(FitMetrics, RejectsMismatchedOrNonPositiveInput) {
 }
 
 }  // namespace
-}  // namespace nnergy::learn
+}  // namespace nnergy::core

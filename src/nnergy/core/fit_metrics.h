@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <span>
 
-namespace nnergy::learn {
+namespace nnergy::core {
 
 /// How well predictions match measurements (seed 000 §6.2 uses R²; seed 002 §5.3 MAPE and RMSE;
 /// RMSPE and the share within ±10 % are common in the performance-model literature). Values in
@@ -30,4 +30,4 @@ FitMetrics fit_metrics(std::span<const double> actual, std::span<const double> p
 /// InvalidInput as fit_metrics.
 double rmspe_percent(std::span<const double> actual, std::span<const double> predicted);
 
-}  // namespace nnergy::learn
+}  // namespace nnergy::core

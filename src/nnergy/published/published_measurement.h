@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace nnergy::dataset {
+namespace nnergy::published {
 
 /// One measured figure from a published source (a paper's table, a benchmark repository's
 /// README or raw CSV), as recorded in data/calibration/measured_public.json. Field names are
@@ -79,4 +79,4 @@ PublishedReadResult parse_published_measurements(std::string_view json_text,
 std::vector<std::string> differing_fields(const PublishedMeasurement& a,
                                           const PublishedMeasurement& b);
 
-}  // namespace nnergy::dataset
+}  // namespace nnergy::published

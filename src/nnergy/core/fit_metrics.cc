@@ -1,4 +1,4 @@
-#include "nnergy/learn/fit_metrics.h"
+#include "nnergy/core/fit_metrics.h"
 
 #include <cmath>
 #include <limits>
@@ -7,7 +7,7 @@
 #include "nnergy/core/error.h"
 #include "nnergy/core/statistics.h"
 
-namespace nnergy::learn {
+namespace nnergy::core {
 
 namespace {
 
@@ -70,4 +70,4 @@ nlohmann::json FitMetrics::to_json() const {
           {"within_10_percent", within_10_percent}};
 }
 
-}  // namespace nnergy::learn
+}  // namespace nnergy::core

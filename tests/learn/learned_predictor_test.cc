@@ -1,4 +1,4 @@
-#include "nnergy/predict/learned_predictor.h"
+#include "nnergy/learn/learned_predictor.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -16,6 +16,7 @@
 namespace nnergy::predict {
 namespace {
 
+using learn::LearnedPredictor;
 using learn::testing::LearnTest;
 using ::testing::HasSubstr;
 namespace testing = learn::testing;

@@ -1,4 +1,4 @@
-#include "nnergy/dataset/published_measurement.h"
+#include "nnergy/published/published_measurement.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 
 #include "nnergy/core/error.h"
 
-namespace nnergy::dataset {
+namespace nnergy::published {
 
 namespace {
 
@@ -309,4 +309,4 @@ std::vector<std::string> differing_fields(const PublishedMeasurement& a,
   return names;
 }
 
-}  // namespace nnergy::dataset
+}  // namespace nnergy::published

@@ -1,4 +1,4 @@
-#include "nnergy/predict/learned_predictor.h"
+#include "nnergy/learn/learned_predictor.h"
 
 #include <fmt/format.h>
 
@@ -11,7 +11,7 @@
 #include "nnergy/graph/op_signature.h"
 #include "nnergy/graph/whitelist.h"
 
-namespace nnergy::predict {
+namespace nnergy::learn {
 
 LearnedPredictor::LearnedPredictor(std::shared_ptr<const learn::ModelFile> model,
                                    device::DeviceSpec device, std::string source)
@@ -119,14 +119,14 @@ std::vector<std::string> LearnedPredictor::caveats(const graph::Network& network
 }
 
 std::vector<analytical::OpEstimate> LearnedPredictor::predict(
-    std::span<const OpQuery> queries) const {
+    std::span<const predict::OpQuery> queries) const {
   // One feature row per query whose op type the model knows; the others are the analytical
   // model's alone.
   features::FeatureMatrix x = model_->encoder().empty_matrix();
   std::vector<std::size_t> row_of(queries.size(), queries.size());
   std::size_t rows = 0;
   for (std::size_t i = 0; i < queries.size(); ++i) {
-    const OpQuery& q = queries[i];
+    const predict::OpQuery& q = queries[i];
     if (!knows_op_type(q.node.op_type)) continue;
     features::FeatureContext context;
     context.device = &device_;
@@ -146,7 +146,7 @@ std::vector<analytical::OpEstimate> LearnedPredictor::predict(
   std::vector<analytical::OpEstimate> out;
   out.reserve(queries.size());
   for (std::size_t i = 0; i < queries.size(); ++i) {
-    const OpQuery& q = queries[i];
+    const predict::OpQuery& q = queries[i];
     const analytical::OpEstimate analytical =
         analytical::predict_op(device_, q.cost, q.mode, q.point);
     if (row_of[i] == queries.size()) {
@@ -176,4 +176,4 @@ std::vector<analytical::OpEstimate> LearnedPredictor::predict(
   return out;
 }
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::learn

@@ -11,7 +11,7 @@
 #include "nnergy/learn/model_file.h"
 #include "nnergy/predict/op_predictor.h"
 
-namespace nnergy::predict {
+namespace nnergy::learn {
 
 /// An OpPredictor backed by a trained model file: the node's description (graph::describe_op) is
 /// encoded with the model's feature schema and given to the time regressor, and to the power
@@ -24,7 +24,7 @@ namespace nnergy::predict {
 /// only guess from unrelated ops, and a hybrid model cannot correct an analytical time of 0.
 /// A batch of queries is one feature matrix and one regressor call per target. Thread-safe:
 /// predict() is const and the regressors are read-only.
-class LearnedPredictor : public OpPredictor {
+class LearnedPredictor : public predict::OpPredictor {
  public:
   /// Predicts for `device` (normally the model's own catalog device; another device relies on
   /// the device-descriptor features, seed 000 §7.2). `source` names the model file in outputs.
@@ -35,7 +35,8 @@ class LearnedPredictor : public OpPredictor {
   std::string name() const override;
   std::string description() const override;
   const device::DeviceSpec& device() const override { return device_; }
-  std::vector<analytical::OpEstimate> predict(std::span<const OpQuery> queries) const override;
+  std::vector<analytical::OpEstimate> predict(
+      std::span<const predict::OpQuery> queries) const override;
 
   /// Which model made the time figures, e.g. "forest from cpu-forest.nnp".
   std::string time_source() const;
@@ -63,4 +64,4 @@ class LearnedPredictor : public OpPredictor {
   std::set<std::string> known_op_types_;  ///< op types with a one-hot column in the schema
 };
 
-}  // namespace nnergy::predict
+}  // namespace nnergy::learn
