@@ -14,7 +14,6 @@
 #include "command.h"
 #include "nnergy/api/archline.h"
 #include "nnergy/core/error.h"
-#include "nnergy/core/json_text.h"
 #include "nnergy/core/text.h"
 #include "nnergy/measure/cuda_device_mapping.h"
 #include "nnergy/report/archline_report.h"

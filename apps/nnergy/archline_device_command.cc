@@ -5,7 +5,6 @@
 
 #include "command.h"
 #include "nnergy/api/archline.h"
-#include "nnergy/core/json_text.h"
 #include "nnergy/device/precision.h"
 #include "nnergy/report/archline_report.h"
 #include "nnergy/report/output_format.h"

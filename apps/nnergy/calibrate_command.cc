@@ -8,7 +8,6 @@
 #include "nnergy/api/calibrate.h"
 #include "nnergy/api/calibrate_serve.h"
 #include "nnergy/calibration/time_calibration.h"
-#include "nnergy/core/json_text.h"
 #include "nnergy/report/calibration_report.h"
 #include "nnergy/report/output_format.h"
 

@@ -12,7 +12,6 @@
 #include "nnergy/api/compare.h"
 #include "nnergy/api/compare_serve.h"
 #include "nnergy/core/error.h"
-#include "nnergy/core/json_text.h"
 #include "nnergy/core/text.h"
 #include "nnergy/device/precision.h"
 #include "nnergy/report/comparison_report.h"
@@ -114,7 +113,8 @@ std::map<std::string, double> parse_prices(const std::string& text) {
   return prices;
 }
 
-std::string run_compare_serve(const CompareOptions& o, const std::string& command_line) {
+std::string run_compare_serve(const CompareOptions& o, report::Format format,
+                              const std::string& command_line) {
   if (o.batch || !o.batches.empty() || !o.dims.empty() || o.mode != "inference" ||
       o.host_launch_us || o.optimizer) {
     throw InvalidInput(
@@ -157,12 +157,12 @@ std::string run_compare_serve(const CompareOptions& o, const std::string& comman
   report::write_document_files({o.output, "--output", "", "--html"}, report::HtmlKind::kCompare,
                                "nnergy compare --serve: " + result.model,
                                [&] { return report::to_json(result); });
-  return report::render(result, report::choose_format(o.json, o.csv));
+  return report::render(result, format);
 }
 
 std::string run_compare(const CompareOptions& o, const std::string& command_line) {
-  if (o.json && o.csv) throw InvalidInput("--json and --csv: choose one output format");
-  if (o.serve) return run_compare_serve(o, command_line);
+  const report::Format format = report::choose_format(o.json, o.csv);
+  if (o.serve) return run_compare_serve(o, format, command_line);
   if (o.input_tokens || o.output_tokens || !o.gpus.empty() || o.kv_precision || o.engine ||
       o.max_itl_ms || o.max_ttft_ms || !o.price_per_gpu_hour.empty() || o.grid_gco2e_per_kwh) {
     throw InvalidInput(
@@ -189,7 +189,7 @@ std::string run_compare(const CompareOptions& o, const std::string& command_line
       {o.output, "--output", o.html, "--html"}, report::HtmlKind::kCompare,
       fmt::format("nnergy compare: {} on {} devices", report.network, report.devices.size()),
       [&] { return report::to_json(report); });
-  return report::render(report, report::choose_format(o.json, o.csv));
+  return report::render(report, format);
 }
 
 }  // namespace

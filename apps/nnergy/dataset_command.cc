@@ -8,7 +8,6 @@
 #include "command.h"
 #include "nnergy/api/dataset.h"
 #include "nnergy/core/error.h"
-#include "nnergy/core/json_text.h"
 #include "nnergy/report/dataset_report.h"
 #include "nnergy/report/output_format.h"
 

@@ -4,7 +4,6 @@
 
 #include "command.h"
 #include "nnergy/api/devices.h"
-#include "nnergy/core/json_text.h"
 #include "nnergy/report/devices_report.h"
 #include "nnergy/report/output_format.h"
 

@@ -10,7 +10,6 @@
 #include "command.h"
 #include "nnergy/api/evaluate.h"
 #include "nnergy/core/error.h"
-#include "nnergy/core/json_text.h"
 #include "nnergy/core/text.h"
 #include "nnergy/learn/regressor_settings.h"
 #include "nnergy/report/evaluation_report.h"

@@ -11,7 +11,6 @@
 
 #include "command.h"
 #include "nnergy/api/exporter.h"
-#include "nnergy/core/json_text.h"
 #include "nnergy/core/signals.h"
 #include "nnergy/report/exporter_report.h"
 #include "nnergy/report/output_format.h"

@@ -6,7 +6,6 @@
 #include "command.h"
 #include "nnergy/api/jobs.h"
 #include "nnergy/core/error.h"
-#include "nnergy/core/json_text.h"
 #include "nnergy/report/jobs_report.h"
 #include "nnergy/report/output_format.h"
 

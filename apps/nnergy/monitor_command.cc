@@ -12,7 +12,6 @@
 #include "nnergy/api/monitor.h"
 #include "nnergy/core/carbon.h"
 #include "nnergy/core/error.h"
-#include "nnergy/core/json_text.h"
 #include "nnergy/report/monitor_report.h"
 #include "nnergy/report/output_format.h"
 

@@ -10,7 +10,6 @@
 #include "nnergy/api/predict.h"
 #include "nnergy/api/predict_settings.h"
 #include "nnergy/core/error.h"
-#include "nnergy/core/json_text.h"
 #include "nnergy/report/html_report.h"
 #include "nnergy/report/output_format.h"
 #include "nnergy/report/prediction_report.h"

@@ -9,7 +9,6 @@
 #include "command.h"
 #include "nnergy/api/serve.h"
 #include "nnergy/core/error.h"
-#include "nnergy/core/json_text.h"
 #include "nnergy/core/text.h"
 #include "nnergy/report/html_report.h"
 #include "nnergy/report/output_format.h"

@@ -3,7 +3,6 @@
 
 #include "command.h"
 #include "nnergy/api/zoo.h"
-#include "nnergy/core/json_text.h"
 #include "nnergy/report/output_format.h"
 #include "nnergy/report/zoo_report.h"
 

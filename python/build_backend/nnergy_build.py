@@ -82,14 +82,19 @@ def _dist_info(project):
     return f"{project['name']}-{project['version']}.dist-info"
 
 
+def _dist_info_files(project):
+    """{name: text} of the wheel's .dist-info folder, but RECORD."""
+    return {"METADATA": _metadata(project),
+            "WHEEL": "Wheel-Version: 1.0\nGenerator: nnergy_build\nRoot-Is-Purelib: false\n"
+                     f"Tag: {_tag()}\n"}
+
+
 def _write_dist_info(directory, project):
     dist_info = os.path.join(directory, _dist_info(project))
     os.makedirs(dist_info, exist_ok=True)
-    with open(os.path.join(dist_info, "METADATA"), "w", encoding="utf-8") as f:
-        f.write(_metadata(project))
-    with open(os.path.join(dist_info, "WHEEL"), "w", encoding="utf-8") as f:
-        f.write("Wheel-Version: 1.0\nGenerator: nnergy_build\nRoot-Is-Purelib: false\n"
-                f"Tag: {_tag()}\n")
+    for name, text in _dist_info_files(project).items():
+        with open(os.path.join(dist_info, name), "w", encoding="utf-8") as f:
+            f.write(text)
     return os.path.basename(dist_info)
 
 
@@ -139,27 +144,23 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
     name = f"{project['name']}-{project['version']}-{_tag()}.whl"
     with tempfile.TemporaryDirectory(prefix="nnergy-wheel-") as staging:
         _build_and_stage(config_settings, staging)
-        dist_info_dir = os.path.join(staging, "dist-info")
-        dist_info = _write_dist_info(dist_info_dir, project)
-        entries = []
-        for top, _, files in os.walk(staging):
-            for file in sorted(files):
+        files = {}  # name in the wheel -> contents
+        for top, _, names in os.walk(staging):
+            for file in names:
                 full = os.path.join(top, file)
-                staged = os.path.relpath(full, staging).replace(os.sep, "/")
-                if staged.startswith("dist-info/"):
-                    continue
-                entries.append((_wheel_path(staged, project), full))
-        for file in ("METADATA", "WHEEL"):
-            entries.append((f"{dist_info}/{file}", os.path.join(dist_info_dir, dist_info, file)))
+                with open(full, "rb") as f:
+                    files[_wheel_path(os.path.relpath(full, staging), project)] = (
+                        f.read(), os.stat(full).st_mode)
+        dist_info = _dist_info(project)
+        for file, text in _dist_info_files(project).items():
+            files[f"{dist_info}/{file}"] = (text.encode(), 0o644)
         record = []
         target = os.path.join(wheel_directory, name)
         partial = target + ".partial"
         with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as wheel:
-            for arcname, full in sorted(entries):
-                with open(full, "rb") as f:
-                    data = f.read()
+            for arcname, (data, mode) in sorted(files.items()):
                 info = zipfile.ZipInfo(arcname, date_time=(2026, 1, 1, 0, 0, 0))
-                info.external_attr = (os.stat(full).st_mode & 0o777 | 0o100000) << 16
+                info.external_attr = (mode & 0o777 | 0o100000) << 16
                 info.compress_type = zipfile.ZIP_DEFLATED
                 wheel.writestr(info, data)
                 record.append(_record_line(arcname, data))

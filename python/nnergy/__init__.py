@@ -40,8 +40,9 @@ def _installed_prefix():
 
 # The extension runs inside python, so the library cannot find an installed data folder next to
 # its executable: it is named here (core/data_directory.h), unless the user named one.
-if _installed_prefix() and not _os.environ.get("NNERGY_DATA_DIR"):
-    _os.environ["NNERGY_DATA_DIR"] = _os.path.join(_installed_prefix(), "share", "nnergy")
+_prefix = _installed_prefix()
+if _prefix and not _os.environ.get("NNERGY_DATA_DIR"):
+    _os.environ["NNERGY_DATA_DIR"] = _os.path.join(_prefix, "share", "nnergy")
 
 try:
     from nnergy import _core

@@ -17,9 +17,9 @@ class _PowerRecorder:
         self._meter = None
 
     def start(self, path, sources, interval_ms):
-        self._meter = _core.PowerMeter(
-            list(sources or []), float(interval_ms if interval_ms is not None else 20.0),
-            trace_file=os.fspath(path), command_line="nnergy.session")
+        period = {} if interval_ms is None else {"interval_ms": float(interval_ms)}
+        self._meter = _core.PowerMeter(list(sources or []), trace_file=os.fspath(path),
+                                       command_line="nnergy.session", **period)
 
     def stop(self):
         self._meter.stop()

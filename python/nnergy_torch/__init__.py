@@ -166,8 +166,11 @@ class Session:
             # In process (nnergy.session: the nnergy package's power meter writes power.csv).
             self.power_recorder.start(self.out / "power.csv", self.power_sources,
                                       self.interval_ms)
-            time.sleep(0.05)  # a few samples before the program starts
-            return
+        else:
+            self._start_monitor_process()
+        time.sleep(0.05)  # a few samples before the program starts
+
+    def _start_monitor_process(self):
         binary = find_nnergy(self.nnergy_bin)
         command = [binary, "monitor", "-o", str(self.out / "power.csv")]
         for source in self.power_sources:
@@ -199,18 +202,16 @@ class Session:
                 raise RuntimeError("nnergy monitor did not start its command within 60 s")
             time.sleep(0.01)
         ready_file.unlink()
-        # A few samples before the program starts.
-        time.sleep(0.05)
 
     def _stop_monitor(self):
-        if self.power_recorder is not None:
-            time.sleep(0.1)  # a last sample after the program's end
-            for message in self.power_recorder.stop():
-                warnings.warn(f"nnergy: {message}", stacklevel=4)
-            return
-        if self._monitor is None:
-            return
         time.sleep(0.1)  # a last sample after the program's end
+        if self.power_recorder is not None:
+            for message in self.power_recorder.stop():
+                warnings.warn(f"nnergy: {message}", stacklevel=3)
+        elif self._monitor is not None:
+            self._stop_monitor_process()
+
+    def _stop_monitor_process(self):
         self._stop_file.touch()
         try:
             self._monitor.wait(timeout=30)
@@ -233,7 +234,7 @@ class Session:
             return
         for line in lines:
             if line.startswith(" warning: "):
-                warnings.warn(f"nnergy monitor: {line[len(' warning: '):]}", stacklevel=4)
+                warnings.warn(f"nnergy monitor: {line[len(' warning: '):]}", stacklevel=5)
 
     def __enter__(self):
         self.out.mkdir(parents=True, exist_ok=True)

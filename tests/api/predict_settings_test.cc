@@ -78,8 +78,8 @@ TEST(PredictSettings, CommandLineTextsAreReadByType) {
   EXPECT_EQ(std::get<std::int64_t>(
                 parse_setting_text(SettingType::kInteger, "64", SettingNames::kFlag, "batch")),
             64);
-  EXPECT_EQ(std::get<double>(parse_setting_text(SettingType::kNumber, "1.5e3",
-                                                SettingNames::kFlag, "clock_mhz")),
+  EXPECT_EQ(std::get<double>(parse_setting_text(SettingType::kNumber, "1.5e3", SettingNames::kFlag,
+                                                "clock_mhz")),
             1500.0);
   for (const char* bad : {"", "8x", "eight", "1.5"}) {
     try {

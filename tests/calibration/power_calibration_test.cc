@@ -10,12 +10,12 @@
 
 #include "nnergy/calibration/time_calibration.h"
 #include "nnergy/core/error.h"
-#include "nnergy/published/published_measurement.h"
 #include "nnergy/graph/onnx_importer.h"
 #include "nnergy/graph/zoo.h"
 #include "nnergy/network/network_prediction.h"
 #include "nnergy/network/time_evaluation.h"
 #include "nnergy/predict/analytical_predictor.h"
+#include "nnergy/published/published_measurement.h"
 
 namespace nnergy::calibration {
 namespace {
@@ -110,8 +110,8 @@ TEST(PublishedPowers, TheCorpusPowersTakeTheBatchTheirSourceRanAndSaySo) {
 // A record of the H100 campaign's format (data/measured/h100/networks.json): one run of
 // `network` at batch 8, inference, fp32 unless changed.
 published::PublishedMeasurement h100_record(const std::string& id, const std::string& network,
-                                          const std::string& quantity, double value_si,
-                                          const std::string& unit_si) {
+                                            const std::string& quantity, double value_si,
+                                            const std::string& unit_si) {
   published::PublishedMeasurement r;
   r.id = id;
   r.source = "tests/learn";

@@ -7,8 +7,8 @@
 #include "nnergy/calibration/published_times.h"
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/data_directory.h"
-#include "nnergy/published/published_measurement.h"
 #include "nnergy/device/device_catalog.h"
+#include "nnergy/published/published_measurement.h"
 
 namespace nnergy::api {
 

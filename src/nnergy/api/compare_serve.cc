@@ -7,6 +7,7 @@
 #include <map>
 
 #include "nnergy/api/gpu_devices.h"
+#include "nnergy/core/carbon.h"
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
 
@@ -69,12 +70,7 @@ void check(const CompareServeRequest& q) {
                                      device.empty() ? "" : " for " + device));
     }
   }
-  if (q.grid_gco2e_per_kwh &&
-      !(*q.grid_gco2e_per_kwh >= 0 && std::isfinite(*q.grid_gco2e_per_kwh))) {
-    throw InvalidInput(fmt::format("{}: expected 0 or more gCO2e per kWh, found {:g}",
-                                   setting_name(q.names, "grid_gco2e_per_kwh"),
-                                   *q.grid_gco2e_per_kwh));
-  }
+  check_grid_gco2e_per_kwh(q.grid_gco2e_per_kwh, q.names);
 }
 
 }  // namespace
@@ -192,7 +188,7 @@ report::ServeComparison compare_serve(const CompareServeRequest& q) {
       }
       if (q.grid_gco2e_per_kwh) {
         c.gco2e_per_million_tokens =
-            c.result.energy_per_output_token_j * 1e6 / 3.6e6 * *q.grid_gco2e_per_kwh;
+            co2e_g(c.result.energy_per_output_token_j * 1e6, *q.grid_gco2e_per_kwh);
       }
       out.candidates.push_back(std::move(c));
     }

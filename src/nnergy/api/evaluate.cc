@@ -13,10 +13,10 @@
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
-#include "nnergy/published/published_measurement.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/learn/model_file.h"
 #include "nnergy/learn/training_table.h"
+#include "nnergy/published/published_measurement.h"
 
 namespace nnergy::api {
 

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
 #include <memory>
 #include <optional>
 
@@ -35,12 +33,7 @@ std::string join_words(const std::vector<std::string>& words) {
 report::MonitorReport monitor(const MonitorRequest& r) {
   if (r.command.empty()) throw InvalidInput("monitor: expected a command to run, found none");
   check_interval_ms(r.interval_ms, r.names);
-  if (r.grid_gco2e_per_kwh &&
-      !(*r.grid_gco2e_per_kwh >= 0 && std::isfinite(*r.grid_gco2e_per_kwh))) {
-    throw InvalidInput(fmt::format("{}: expected a carbon intensity in g CO2e per kWh, 0 or more",
-                                   setting_with_value(r.names, "grid_gco2e_per_kwh",
-                                                      fmt::format("{:g}", *r.grid_gco2e_per_kwh))));
-  }
+  check_grid_gco2e_per_kwh(r.grid_gco2e_per_kwh, r.names);
   std::optional<fleet::ListenAddress> prometheus_address;
   if (!r.prometheus_listen.empty()) {
     prometheus_address = fleet::parse_listen_address(

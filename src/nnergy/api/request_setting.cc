@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <type_traits>
 
 #include "nnergy/core/error.h"
 
@@ -27,19 +28,16 @@ std::string_view describe(SettingType type) {
 
 namespace {
 
+template <SettingType type, class T>
+constexpr bool holds_at =
+    std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(type), SettingValue>, T>;
+static_assert(holds_at<SettingType::kSwitch, bool> &&
+              holds_at<SettingType::kInteger, std::int64_t> &&
+              holds_at<SettingType::kNumber, double> && holds_at<SettingType::kText, std::string> &&
+              holds_at<SettingType::kBindings, std::map<std::string, std::int64_t>>);
+
 SettingType type_of(const SettingValue& value) {
-  switch (value.index()) {
-    case 0:
-      return SettingType::kSwitch;
-    case 1:
-      return SettingType::kInteger;
-    case 2:
-      return SettingType::kNumber;
-    case 3:
-      return SettingType::kText;
-    default:
-      return SettingType::kBindings;
-  }
+  return static_cast<SettingType>(value.index());  // the alternatives in SettingType's order
 }
 
 }  // namespace

@@ -25,7 +25,8 @@ enum class SettingType {
 /// "NAME=INTEGER bindings".
 std::string_view describe(SettingType type);
 
-/// A setting's value as a front end hands it over, already of the setting's type.
+/// A setting's value as a front end hands it over, already of the setting's type. The
+/// alternatives are in SettingType's order, so that a value's index is its type.
 using SettingValue =
     std::variant<bool, std::int64_t, double, std::string, std::map<std::string, std::int64_t>>;
 
@@ -49,7 +50,7 @@ struct RequestSetting {
 template <class Request>
 using SettingTable = Registry<RequestSetting<Request>>;
 
-/// Checks that `value` holds `type`'s alternative; InvalidInput naming the setting ("batch='8':
+/// Checks that `value` holds `type`'s alternative; InvalidInput naming the setting ("batch:
 /// expected an integer, found a text") otherwise.
 void check_setting_type(SettingType type, const SettingValue& value, SettingNames names,
                         std::string_view keyword);

@@ -135,7 +135,7 @@ std::string render_text(const MonitorReport& report) {
     text += fmt::format(" total {} = {:.3g} kWh{}: {} CO2e at {:g} g CO2e/kWh ({})\n",
                         format_quantity(joules, "J"), joules / kJoulesPerKwh,
                         report.sources.size() > 1 ? " (the sources summed)" : "",
-                        format_quantity(joules / kJoulesPerKwh * report.grid_gco2e_per_kwh, "g"),
+                        format_quantity(co2e_g(joules, report.grid_gco2e_per_kwh), "g"),
                         report.grid_gco2e_per_kwh, report.grid_source);
   }
   for (const measure::Unavailable& u : report.unavailable) {
@@ -157,7 +157,7 @@ ordered_json to_json(const MonitorReport& report) {
   const double joules = total_energy_j(report);
   summary["total_energy_j"] = joules;
   summary["total_energy_kwh"] = joules / kJoulesPerKwh;
-  summary["co2e_g"] = joules / kJoulesPerKwh * report.grid_gco2e_per_kwh;
+  summary["co2e_g"] = co2e_g(joules, report.grid_gco2e_per_kwh);
   summary["grid_gco2e_per_kwh"] = report.grid_gco2e_per_kwh;
   summary["grid_source"] = report.grid_source;
   summary["sources"] = ordered_json::array();
