@@ -19,14 +19,15 @@ JOULES_PER_KWH = 3.6e6
 
 # The carbon intensity used when none is given, g CO2e per kWh: the library's (core/carbon.h: the
 # world's average in 2023, Ember), as `nnergy monitor` uses it; set your grid's (from your
-# utility, Ember or Electricity Maps) with grid_g_per_kwh.
+# utility, Ember or Electricity Maps) with grid_gco2e_per_kwh (`nnergy monitor
+# --grid-gco2e-per-kwh`).
 DEFAULT_GRID_G_PER_KWH = _core.default_grid_gco2e_per_kwh
 
 
 class EnergyLogger:
     """Logs every training step and epoch: time, energy (J and kWh), CO2e (g) and average power.
 
-        logger = nnergy.EnergyLogger("energy.csv", grid_g_per_kwh=350)
+        logger = nnergy.EnergyLogger("energy.csv", grid_gco2e_per_kwh=350)
         for epoch in range(epochs):
             with logger.epoch():
                 for x, y in loader:
@@ -36,8 +37,9 @@ class EnergyLogger:
 
     path            where the rows go: ".csv" for CSV, ".json"/".jsonl" for one JSON object per
                     line; each row is flushed when written
-    grid_g_per_kwh  carbon intensity of the electricity, g CO2e per kWh (default 481, the world
-                    average of 2023 per Ember: set your grid's)
+    grid_gco2e_per_kwh  carbon intensity of the electricity, g CO2e per kWh, as `nnergy monitor
+                    --grid-gco2e-per-kwh` (default 481, the world average of 2023 per Ember: set
+                    your grid's); grid_g_per_kwh is its older name, still accepted
     sources, interval_ms  the power sources and sampling period of the Monitor it starts (as for
                     Monitor); or monitor: an existing Monitor to use
     log_steps       also write a row per step (else per epoch only)
@@ -59,25 +61,38 @@ class EnergyLogger:
     begin_step()/end_step() and begin_epoch()/end_epoch() are the same without `with`; end_*
     return the row (a dict). Not for concurrent steps from several threads."""
 
-    def __init__(self, path, grid_g_per_kwh=DEFAULT_GRID_G_PER_KWH, sources=None,
-                 interval_ms=20.0, monitor=None, log_steps=True, pushgateway=None,
-                 push_job="nnergy_energy_logger", push_labels=None):
+    @property
+    def grid_g_per_kwh(self):
+        """The older name of grid_gco2e_per_kwh."""
+        return self.grid_gco2e_per_kwh
+
+    def __init__(self, path, grid_gco2e_per_kwh=None, sources=None, interval_ms=20.0,
+                 monitor=None, log_steps=True, pushgateway=None, push_job="nnergy_energy_logger",
+                 push_labels=None, grid_g_per_kwh=None):
         path = os.fspath(path)
         extension = os.path.splitext(path)[1].lower()
         if extension not in (".csv", ".json", ".jsonl"):
             raise _core.InvalidInput(
                 f"path={path!r}: expected a file ending in .csv, .json or .jsonl (the format of "
                 "the rows)")
-        if not (isinstance(grid_g_per_kwh, (int, float)) and grid_g_per_kwh >= 0):
+        if grid_gco2e_per_kwh is not None and grid_g_per_kwh is not None:
             raise _core.InvalidInput(
-                f"grid_g_per_kwh={grid_g_per_kwh!r}: expected a carbon intensity >= 0 in g CO2e "
-                "per kWh (e.g. 481, the world average of 2023 per Ember)")
+                "grid_gco2e_per_kwh and grid_g_per_kwh: one setting under two names "
+                "(grid_g_per_kwh is the older); give one")
+        keyword, grid = ("grid_g_per_kwh", grid_g_per_kwh) if grid_g_per_kwh is not None else (
+            "grid_gco2e_per_kwh", grid_gco2e_per_kwh)
+        if grid is None:
+            grid = DEFAULT_GRID_G_PER_KWH
+        if not (isinstance(grid, (int, float)) and grid >= 0):
+            raise _core.InvalidInput(
+                f"{keyword}={grid!r}: expected a carbon intensity >= 0 in g CO2e per kWh (e.g. "
+                "481, the world average of 2023 per Ember)")
         self._push_url = _pushgateway_url(pushgateway, push_job, push_labels or {})
         self._push_failures = set()
         self._energy_by_source = {}
         self._last_epoch = None
         self.path = path
-        self.grid_g_per_kwh = float(grid_g_per_kwh)
+        self.grid_gco2e_per_kwh = float(grid)
         self.log_steps = log_steps
         self._own_monitor = monitor is None
         self.monitor = monitor if monitor is not None else Monitor(sources, interval_ms)
@@ -114,7 +129,7 @@ class EnergyLogger:
         row = {"kind": kind, "epoch": self.epoch_index, "step": self.step_index,
                "unix_time_s": start, "time_s": measurement.time_s, "energy_j": energy,
                "energy_kwh": None if energy is None else energy / JOULES_PER_KWH,
-               "co2e_g": None if energy is None else energy / JOULES_PER_KWH * self.grid_g_per_kwh,
+               "co2e_g": None if energy is None else energy / JOULES_PER_KWH * self.grid_gco2e_per_kwh,
                "power_w": None if energy is None or measurement.time_s <= 0
                else energy / measurement.time_s,
                "samples": samples}
@@ -225,7 +240,7 @@ class EnergyLogger:
 
     @property
     def total_co2e_g(self):
-        return self.total_kwh * self.grid_g_per_kwh
+        return self.total_kwh * self.grid_gco2e_per_kwh
 
     def close(self):
         """Pushes the totals a last time (with a Pushgateway), closes the file and stops the
