@@ -123,3 +123,22 @@ def test_energy_logger_json_lines(tmp_path):
     assert [json.loads(line) for line in open(path)] == [row]
     with pytest.raises(nnergy.InvalidInput, match="grid_g_per_kwh=-1"):
         nnergy.EnergyLogger(tmp_path / "x.csv", grid_g_per_kwh=-1)
+
+
+def test_energy_logger_grid_keyword_is_monitors(tmp_path):
+    """grid_gco2e_per_kwh is `nnergy monitor --grid-gco2e-per-kwh`; the older grid_g_per_kwh is
+    the same setting, and naming both is refused."""
+    with nnergy.EnergyLogger(tmp_path / "a.csv", grid_gco2e_per_kwh=100,
+                             sources="synthetic:constant=360", interval_ms=5) as logger:
+        with logger.epoch():
+            with logger.step():
+                time.sleep(0.02)
+    assert logger.grid_gco2e_per_kwh == logger.grid_g_per_kwh == 100
+    assert logger.total_kwh > 0
+    assert logger.total_co2e_g == pytest.approx(logger.total_kwh * 100)
+    with nnergy.EnergyLogger(tmp_path / "b.csv", sources="synthetic:constant=1") as default:
+        assert default.grid_gco2e_per_kwh == nnergy._core.default_grid_gco2e_per_kwh == 481
+    with pytest.raises(nnergy.InvalidInput, match="grid_gco2e_per_kwh=-1"):
+        nnergy.EnergyLogger(tmp_path / "c.csv", grid_gco2e_per_kwh=-1)
+    with pytest.raises(nnergy.InvalidInput, match="one setting under two names"):
+        nnergy.EnergyLogger(tmp_path / "d.csv", grid_gco2e_per_kwh=1, grid_g_per_kwh=2)
