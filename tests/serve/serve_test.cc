@@ -10,6 +10,7 @@
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/llm/model_catalog.h"
+#include "nnergy/llm/step_work.h"
 #include "nnergy/serve/deployment.h"
 #include "nnergy/serve/engine.h"
 #include "nnergy/serve/serving_run.h"
@@ -171,6 +172,111 @@ TEST(ServingRun, WithoutABatchTheLargestThatFitsIsTakenAndSaid) {
   EXPECT_LE(r.kv_cache_bytes_per_gpu, d.kv_budget_bytes);
   ASSERT_FALSE(r.notes.empty());
   EXPECT_THAT(r.notes.front(), HasSubstr("the largest whose KV cache fits"));
+}
+
+TEST(ServingRun, TimeToFirstTokenProcessesTheWholePromptInChunks) {
+  // Llama-3.1-8B on one H100, one running sequence with a 32k-token prompt: the prefill alone
+  // is 2 × 7.0e9 non-embedding parameters × 32,768 tokens = 4.6e14 FLOP, at least 0.46 s at the
+  // 989 TFLOP/s dense bf16 peak (attention adds more). TTFT is the whole prompt in vLLM's
+  // 8192-token chunks, as the offline batch of one prefills it, plus half a step.
+  const Deployment d = settle(request("meta-llama/Llama-3.1-8B-Instruct", "h100"));
+  const ServeResult serving = run(d, workload(32768, 256, 1));
+  EXPECT_GT(serving.ttft_s, 2 * 7.0e9 * 32768 / 989e12);
+  RunSettings offline = workload(32768, 256, 1);
+  offline.workload = Workload::kOffline;
+  const double prefill = run(d, offline).ttft_s;
+  EXPECT_NEAR(serving.ttft_s, prefill + 0.5 * serving.decode_step_s, 0.05 * prefill);
+  // 70B over 8 H100s with 8k prompts: at least 2 × 69e9 × 8192 / (8 × 989e12) = 0.14 s, not
+  // one average step (86 ms before).
+  DeploymentRequest big = request("meta-llama/Llama-3.1-70B-Instruct", "h100");
+  big.tp = 8;
+  const ServeResult wide = run(settle(big), workload(8192, 256, 8));
+  EXPECT_GT(wide.ttft_s, 2 * 69e9 * 8192 / (8 * 989e12));
+}
+
+TEST(ServingRun, TimeToFirstTokenWaitsForThePromptsAheadAtHighLoad) {
+  // Short outputs and long prompts at a large batch: several requests finish per step, and a
+  // new one waits behind the prompts that arrive with it; said in a note.
+  const Deployment d = settle(request("meta-llama/Llama-3.1-8B-Instruct", "h100"));
+  const ServeResult light = run(d, workload(2000, 1000, 8));
+  const ServeResult heavy = run(d, workload(2000, 20, 128));
+  EXPECT_GT(heavy.ttft_s, 2 * light.ttft_s);
+  EXPECT_THAT(::testing::PrintToString(heavy.notes), HasSubstr("prefill ahead of a request"));
+}
+
+TEST(Deployment, GpusWithoutTpServeReplicasOfTheSmallestThatFits) {
+  // Llama-3.1-8B fits one H100: eight GPUs are eight replicas, not one TP-8 group.
+  DeploymentRequest r = request("meta-llama/Llama-3.1-8B-Instruct", "h100");
+  r.gpus = 8;
+  const Deployment d = settle(r);
+  EXPECT_EQ(d.sharding.tp, 1);
+  EXPECT_EQ(d.replicas, 8);
+  EXPECT_THAT(::testing::PrintToString(d.notes), HasSubstr("8 GPUs serve as 8 replicas of 1 GPU"));
+  // 70B needs two: four replicas of TP 2.
+  DeploymentRequest big = request("meta-llama/Llama-3.1-70B-Instruct", "h100");
+  big.gpus = 8;
+  const Deployment b = settle(big);
+  EXPECT_EQ(b.sharding.tp, 2);
+  EXPECT_EQ(b.replicas, 4);
+  // Throughput of eight replicas is eight times one GPU's.
+  RunSettings s = workload(1000, 1000, 64);
+  DeploymentRequest one = request("meta-llama/Llama-3.1-8B-Instruct", "h100");
+  EXPECT_NEAR(run(d, s).output_tokens_per_s, 8 * run(settle(one), s).output_tokens_per_s,
+              1e-6 * run(d, s).output_tokens_per_s);
+  // An explicit --tp still makes one group.
+  r.tp = 8;
+  EXPECT_EQ(settle(r).replicas, 1);
+}
+
+TEST(Deployment, Fp8WeightsKeepActivationsCollectivesAndStatesIn16Bits) {
+  DeploymentRequest r = request("meta-llama/Llama-3.1-70B-Instruct", "h100");
+  r.tp = 4;
+  const Deployment bf16 = settle(r);
+  r.weights = llm::WeightFormat::kFp8;
+  const Deployment fp8 = settle(r);
+  EXPECT_EQ(fp8.formats.activation_bytes, 2);
+  EXPECT_EQ(fp8.formats.communication_bytes, 2);
+  EXPECT_EQ(fp8.formats.state_bytes, 2);
+  EXPECT_EQ(fp8.formats.weights.gemm_input_bytes, 1);  // W8A8: the products read fp8 inputs
+  EXPECT_EQ(fp8.formats.kv_bytes, 2);                   // bf16 KV cache unless asked
+  // The all-reduces carry the same bytes in both; the products read less.
+  llm::StepShape shape;
+  shape.groups.push_back(llm::SequenceGroup{64, 1, 2000, true});
+  const llm::StepWork a = llm::step_work(*bf16.model, shape, bf16.sharding, bf16.formats);
+  const llm::StepWork b = llm::step_work(*fp8.model, shape, fp8.sharding, fp8.formats);
+  ASSERT_EQ(a.collectives.size(), b.collectives.size());
+  for (std::size_t i = 0; i < a.collectives.size(); ++i)
+    EXPECT_EQ(a.collectives[i].bytes, b.collectives[i].bytes) << a.collectives[i].name;
+  for (std::size_t i = 0; i < a.ops.size(); ++i) {
+    if (a.ops[i].name.find("norm") != std::string::npos) {
+      EXPECT_EQ(a.ops[i].cost.inference.byte_count, b.ops[i].cost.inference.byte_count)
+          << a.ops[i].name;
+    }
+  }
+}
+
+TEST(Deployment, MambaStatesAreTheSameSizeWhateverTheWeights) {
+  // Nemotron-Nano-9B-v2's Mamba states stay 16-bit under fp8 weights: the sequences that fit
+  // grow only by the weights' bytes saved, not twofold.
+  DeploymentRequest r = request("nvidia/NVIDIA-Nemotron-Nano-9B-v2", "h100");
+  const Deployment bf16 = settle(r);
+  r.weights = llm::WeightFormat::kFp8;
+  const Deployment fp8 = settle(r);
+  EXPECT_EQ(fp8.memory.state_per_sequence, bf16.memory.state_per_sequence);
+  const double grows = fp8.sequences_that_fit(2000) / bf16.sequences_that_fit(2000);
+  EXPECT_GT(grows, 1.0);
+  EXPECT_LT(grows, 1.4);
+}
+
+TEST(ServingRun, Nvfp4IsFasterThanFp8OnBlackwell) {
+  // DeepSeek-R1 on eight B200s: nvfp4 reads less of every weight and product input than fp8.
+  DeploymentRequest r = request("deepseek-ai/DeepSeek-R1", "b200");
+  r.tp = 8;
+  r.weights = llm::WeightFormat::kFp8;
+  const double fp8 = run(settle(r), workload(1000, 1000, 64)).output_tokens_per_s;
+  r.weights = llm::WeightFormat::kNvFp4;
+  const double fp4 = run(settle(r), workload(1000, 1000, 64)).output_tokens_per_s;
+  EXPECT_GT(fp4, fp8);
 }
 
 TEST(EngineCatalog, NamesTheReleaseOfEachEngine) {

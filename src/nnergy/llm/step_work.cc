@@ -32,11 +32,16 @@ OpCost op(OpClass op_class, PassCost work, double reduction_length = 0) {
   return c;
 }
 
-// A matrix product of M rows, reduction K and N columns on one GPU: weights read once.
-OpCost gemm(double m, double k, double n, double weight_bytes, double activation_bytes) {
+// A matrix product of M rows, reduction K and N columns on one GPU: weights read once, the
+// input read at `input_bytes` per element (quantized in W8A8/W4A4), the output written at
+// `output_bytes` (16-bit).
+OpCost gemm(double m, double k, double n, double weight_bytes, double input_bytes,
+            double output_bytes) {
   const double macs = m * k * n;
   return op(OpClass::kMatrix,
-            pass(macs, 2 * macs, k * n * weight_bytes + m * (k + n) * activation_bytes, 1), k);
+            pass(macs, 2 * macs, k * n * weight_bytes + m * k * input_bytes + m * n * output_bytes,
+                 1),
+            k);
 }
 
 // Keys each of `q` new tokens after `cached` tokens attends to, summed: every earlier token and
@@ -99,22 +104,25 @@ class Builder {
     // Embedding lookup (vocabulary-parallel under TP: an all-reduce joins the shards).
     add("embedding lookup", Part::kEmbedding, stage,
         op(OpClass::kDataMovement, pass(0, 0, 2 * tokens_ * h * ab, 1)));
-    if (s_.tp > 1)
-      collective("embedding", CollectiveKind::kAllReduce, tokens_ * h * ab, s_.tp, stage);
+    if (s_.tp > 1) {
+      collective("embedding", CollectiveKind::kAllReduce, tokens_ * h * f_.communication_bytes,
+                 s_.tp, stage);
+    }
     for (const LayerKind& kind : model_.layers) layer(kind, kind.count * stage);
     // Final norm, lm_head over the rows that need logits, sampling.
     const double rows = shape_.logit_rows();
     const double vocab_here = static_cast<double>(model_.vocab) / s_.tp;
     add("final norm", Part::kLmHead, stage, norm(tokens_));
     // Engines keep the lm_head (and the router) in 16 bits in quantized checkpoints.
-    add("lm_head", Part::kLmHead, stage, gemm(rows, h, vocab_here, 2, ab), f_.sixteen_bit_math);
+    add("lm_head", Part::kLmHead, stage, gemm(rows, h, vocab_here, 2, ab, ab), f_.sixteen_bit_math);
     if (s_.tp > 1)
       collective("logits", CollectiveKind::kAllGather, rows * vocab_here * 4, s_.tp, stage);
     add("sampling", Part::kLmHead, stage,
         op(OpClass::kElementwise,
            pass(0, 5 * rows * model_.vocab, 3 * rows * model_.vocab * 4, 3)));
     if (s_.pp > 1) {
-      collective("pipeline activations", CollectiveKind::kSendReceive, tokens_ * h * ab, 2, 1.0);
+      collective("pipeline activations", CollectiveKind::kSendReceive,
+                 tokens_ * h * f_.communication_bytes, 2, 1.0);
     }
     return std::move(work_);
   }
@@ -156,6 +164,7 @@ class Builder {
     const double h = static_cast<double>(model_.hidden);
     const double ab = f_.activation_bytes;
     const double wb = bytes_per_weight(f_.attention_weights.format);
+    const double in = f_.attention_weights.gemm_input_bytes;
     const device::Precision math = f_.attention_weights.math;
     const double heads = static_cast<double>(a.heads) / s_.tp;
     add(prefix + "attention norm", Part::kAttention, count, norm(tokens_));
@@ -164,7 +173,8 @@ class Builder {
     } else {
       const double kv_heads = std::max(1.0, static_cast<double>(a.kv_heads) / s_.tp);
       const double n = (heads + 2 * kv_heads) * a.head_dim;
-      add(prefix + "qkv projection", Part::kAttention, count, gemm(tokens_, h, n, wb, ab), math);
+      add(prefix + "qkv projection", Part::kAttention, count, gemm(tokens_, h, n, wb, in, ab),
+          math);
       // RoPE on q and k, and the new keys and values written to the paged cache.
       add(prefix + "rope + cache write", Part::kAttention, count,
           op(OpClass::kElementwise,
@@ -173,11 +183,11 @@ class Builder {
     }
     attention_kernels(a, prefix, count, heads);
     const double v_width = heads * (a.latent ? a.value_head_dim : a.head_dim);
-    add(prefix + "output projection", Part::kAttention, count, gemm(tokens_, v_width, h, wb, ab),
-        math);
+    add(prefix + "output projection", Part::kAttention, count,
+        gemm(tokens_, v_width, h, wb, in, ab), math);
     if (s_.tp > 1) {
-      collective(prefix + "attention all-reduce", CollectiveKind::kAllReduce, tokens_ * h * ab,
-                 s_.tp, count);
+      collective(prefix + "attention all-reduce", CollectiveKind::kAllReduce,
+                 tokens_ * h * f_.communication_bytes, s_.tp, count);
     }
   }
 
@@ -190,33 +200,35 @@ class Builder {
     const double h = static_cast<double>(model_.hidden);
     const double ab = f_.activation_bytes;
     const double wb = bytes_per_weight(f_.attention_weights.format);
+    const double in = f_.attention_weights.gemm_input_bytes;
     const device::Precision math = f_.attention_weights.math;
     const double nope = a.head_dim - a.rope_head_dim;
     if (a.q_lora_rank > 0) {
       add(prefix + "q down-projection", Part::kAttention, count,
-          gemm(tokens_, h, a.q_lora_rank, wb, ab), math);
+          gemm(tokens_, h, a.q_lora_rank, wb, in, ab), math);
       add(prefix + "q up-projection", Part::kAttention, count,
-          gemm(tokens_, a.q_lora_rank, heads * a.head_dim, wb, ab), math);
+          gemm(tokens_, a.q_lora_rank, heads * a.head_dim, wb, in, ab), math);
     } else {
       add(prefix + "q projection", Part::kAttention, count,
-          gemm(tokens_, h, heads * a.head_dim, wb, ab), math);
+          gemm(tokens_, h, heads * a.head_dim, wb, in, ab), math);
     }
     add(prefix + "kv down-projection", Part::kAttention, count,
-        gemm(tokens_, h, a.kv_lora_rank + a.rope_head_dim, wb, ab), math);
+        gemm(tokens_, h, a.kv_lora_rank + a.rope_head_dim, wb, in, ab), math);
     const double decode_tokens = decode_rows();
     const double prefill_tokens = tokens_ - decode_tokens;
     if (decode_tokens > 0) {
       add(prefix + "absorbed key up-projection", Part::kAttention, count,
-          gemm(decode_tokens * heads, nope, a.kv_lora_rank, wb * heads, ab), math);
+          gemm(decode_tokens * heads, nope, a.kv_lora_rank, wb * heads, in, ab), math);
       add(prefix + "absorbed value up-projection", Part::kAttention, count,
-          gemm(decode_tokens * heads, a.kv_lora_rank, a.value_head_dim, wb * heads, ab), math);
+          gemm(decode_tokens * heads, a.kv_lora_rank, a.value_head_dim, wb * heads, in, ab),
+          math);
     }
     if (prefill_tokens > 0) {
       double context = 0;
       for (const SequenceGroup& g : shape_.groups)
         if (g.new_tokens > 1) context += g.count * (g.cached + g.new_tokens);
       add(prefix + "kv up-projection", Part::kAttention, count,
-          gemm(context, a.kv_lora_rank, heads * (nope + a.value_head_dim), wb, ab), math);
+          gemm(context, a.kv_lora_rank, heads * (nope + a.value_head_dim), wb, in, ab), math);
     }
   }
 
@@ -284,13 +296,14 @@ class Builder {
     const double h = static_cast<double>(model_.hidden);
     const double ab = f_.activation_bytes;
     const double wb = bytes_per_weight(f_.weights.format);
+    const double in = f_.weights.gemm_input_bytes;
     const double inner = static_cast<double>(m.inner()) / s_.tp;
     const double heads = static_cast<double>(m.heads) / s_.tp;
     const double bc = 2.0 * m.groups * m.state;
-    const double state_bytes = heads * m.head_dim * m.state * ab;
+    const double state_bytes = heads * m.head_dim * m.state * f_.state_bytes;
     add(prefix + "mixer norm", Part::kMixer, count, norm(tokens_));
     add(prefix + "Mamba-2 in projection", Part::kMixer, count,
-        gemm(tokens_, h, 2 * inner + bc + heads, wb, ab), f_.weights.math);
+        gemm(tokens_, h, 2 * inner + bc + heads, wb, in, ab), f_.weights.math);
     add(prefix + "causal conv1d", Part::kMixer, count,
         op(OpClass::kElementwise, pass(0, 2 * tokens_ * (inner + bc) * m.conv_kernel,
                                        2 * tokens_ * (inner + bc) * ab, 1)));
@@ -303,11 +316,11 @@ class Builder {
                 2 * sequences * state_bytes + tokens_ * (2 * inner + bc) * ab, 2)));
     add(prefix + "gated norm", Part::kMixer, count,
         op(OpClass::kNormalization, pass(0, 6 * tokens_ * inner, 3 * tokens_ * inner * ab, 1)));
-    add(prefix + "Mamba-2 out projection", Part::kMixer, count, gemm(tokens_, inner, h, wb, ab),
-        f_.weights.math);
+    add(prefix + "Mamba-2 out projection", Part::kMixer, count,
+        gemm(tokens_, inner, h, wb, in, ab), f_.weights.math);
     if (s_.tp > 1) {
-      collective(prefix + "mixer all-reduce", CollectiveKind::kAllReduce, tokens_ * h * ab, s_.tp,
-                 count);
+      collective(prefix + "mixer all-reduce", CollectiveKind::kAllReduce,
+                 tokens_ * h * f_.communication_bytes, s_.tp, count);
     }
   }
 
@@ -315,22 +328,23 @@ class Builder {
     const double h = static_cast<double>(model_.hidden);
     const double ab = f_.activation_bytes;
     const double wb = bytes_per_weight(f_.weights.format);
+    const double in = f_.weights.gemm_input_bytes;
     const device::Precision math = f_.weights.math;
     add(prefix + "MLP norm", Part::kMlp, count, norm(tokens_));
     if (m.kind == MlpKind::kGated || m.kind == MlpKind::kPlain) {
       const double ffn = static_cast<double>(m.ffn) / s_.tp;
       const double up = m.kind == MlpKind::kGated ? 2 * ffn : ffn;
       add(prefix + (m.kind == MlpKind::kGated ? "gate/up projection" : "up projection"), Part::kMlp,
-          count, gemm(tokens_, h, up, wb, ab), math);
+          count, gemm(tokens_, h, up, wb, in, ab), math);
       add(prefix + "activation", Part::kMlp, count,
           op(OpClass::kElementwise, pass(0, 8 * tokens_ * ffn, tokens_ * (up + ffn) * ab, 1)));
-      add(prefix + "down projection", Part::kMlp, count, gemm(tokens_, ffn, h, wb, ab), math);
+      add(prefix + "down projection", Part::kMlp, count, gemm(tokens_, ffn, h, wb, in, ab), math);
     } else {
       experts(m, prefix, count);
     }
     if (s_.tp > 1) {
-      collective(prefix + "MLP all-reduce", CollectiveKind::kAllReduce, tokens_ * h * ab, s_.tp,
-                 count);
+      collective(prefix + "MLP all-reduce", CollectiveKind::kAllReduce,
+                 tokens_ * h * f_.communication_bytes, s_.tp, count);
     }
   }
 
@@ -338,11 +352,12 @@ class Builder {
     const double h = static_cast<double>(model_.hidden);
     const double ab = f_.activation_bytes;
     const double wb = bytes_per_weight(f_.weights.format);
+    const double in = f_.weights.gemm_input_bytes;
     const device::Precision math = f_.weights.math;
     const double e = m.experts;
     const double k = m.top_k;
     // The router (kept in 16 bits by engines) and top-k selection.
-    add(prefix + "router", Part::kMlp, count, gemm(tokens_, h, e, 2, ab), f_.sixteen_bit_math);
+    add(prefix + "router", Part::kMlp, count, gemm(tokens_, h, e, 2, ab, ab), f_.sixteen_bit_math);
     add(prefix + "top-k routing", Part::kMlp, count,
         op(OpClass::kElementwise, pass(0, 4 * tokens_ * e, tokens_ * e * 4 * 2, 2)));
     // Experts on this GPU: E/ep of them, each 1/(tp/ep) of its width when TP also splits them.
@@ -358,28 +373,33 @@ class Builder {
     const double macs_up = pairs * h * 2 * ffn;
     add(prefix + "experts gate/up (grouped GEMM)", Part::kMlp, count,
         op(OpClass::kMatrix,
-           pass(macs_up, 2 * macs_up, expert_weights * 2 / 3 + pairs * (h + 2 * ffn) * ab, 1), h),
+           pass(macs_up, 2 * macs_up,
+                expert_weights * 2 / 3 + pairs * (h * in + 2 * ffn * ab), 1),
+           h),
         math);
     add(prefix + "experts activation", Part::kMlp, count,
         op(OpClass::kElementwise, pass(0, 8 * pairs * ffn, pairs * 3 * ffn * ab, 1)));
     const double macs_down = pairs * ffn * h;
     add(prefix + "experts down (grouped GEMM)", Part::kMlp, count,
         op(OpClass::kMatrix,
-           pass(macs_down, 2 * macs_down, expert_weights / 3 + pairs * (ffn + h) * ab, 1), ffn),
+           pass(macs_down, 2 * macs_down, expert_weights / 3 + pairs * (ffn * in + h * ab), 1),
+           ffn),
         math);
     add(prefix + "expert combine (unpermute)", Part::kMlp, count,
         op(OpClass::kDataMovement, pass(0, pairs * h, 2 * pairs * h * ab, 1)));
     if (ep > 1) {
+      const double cb = f_.communication_bytes;
       collective(prefix + "expert dispatch all-to-all", CollectiveKind::kAllToAll,
-                 tokens_ * k / ep * h * ab, ep, count);
+                 tokens_ * k / ep * h * cb, ep, count);
       collective(prefix + "expert combine all-to-all", CollectiveKind::kAllToAll,
-                 tokens_ * k / ep * h * ab, ep, count);
+                 tokens_ * k / ep * h * cb, ep, count);
     }
     if (m.shared_ffn > 0) {
       const double shared = static_cast<double>(m.shared_ffn) / s_.tp;
-      add(prefix + "shared expert gate/up", Part::kMlp, count, gemm(tokens_, h, 2 * shared, wb, ab),
+      add(prefix + "shared expert gate/up", Part::kMlp, count,
+          gemm(tokens_, h, 2 * shared, wb, in, ab), math);
+      add(prefix + "shared expert down", Part::kMlp, count, gemm(tokens_, shared, h, wb, in, ab),
           math);
-      add(prefix + "shared expert down", Part::kMlp, count, gemm(tokens_, shared, h, wb, ab), math);
     }
   }
 
@@ -482,9 +502,9 @@ MemoryPerGpu memory_per_gpu(const Architecture& model, const Sharding& s,
       const Mamba2& mm = kind.mamba;
       const double heads = static_cast<double>(mm.heads) / s.tp;
       m.state_per_sequence +=
-          kind.count * (heads * mm.head_dim * mm.state * formats.activation_bytes +
+          kind.count * (heads * mm.head_dim * mm.state * formats.state_bytes +
                         (static_cast<double>(mm.inner()) / s.tp + 2.0 * mm.groups * mm.state) *
-                            (mm.conv_kernel - 1) * formats.activation_bytes);
+                            (mm.conv_kernel - 1) * formats.state_bytes);
     }
   }
   (void)h;

@@ -52,7 +52,16 @@ struct StepFormats {
   FormatMath weights;            ///< the matrix products' weights
   FormatMath attention_weights;  ///< q/k/v/o projections (bf16 when a checkpoint keeps them so)
   double kv_bytes = 2;           ///< bytes per KV-cache element
-  double activation_bytes = 2;   ///< bytes per activation element between kernels
+  /// Bytes per activation element between kernels (norms, residuals, element-wise, the new
+  /// keys and values before the cache write): 16-bit whatever the weights (engines quantize
+  /// only a matrix product's input: FormatMath::gemm_input_bytes), 4 for fp32 weights.
+  double activation_bytes = 2;
+  /// Bytes per element of the tensor- and expert-parallel collectives (all-reduce, all-to-all,
+  /// pipeline sends): 16-bit, as engines exchange activations.
+  double communication_bytes = 2;
+  /// Bytes per element of a Mamba layer's recurrent and convolution states (the model's
+  /// 16-bit dtype, as vLLM's mamba cache keeps them by default).
+  double state_bytes = 2;
   device::Precision attention_math = device::Precision::kBf16;  ///< the attention kernels'
   /// 16-bit units of the device (bf16, else fp16): the lm_head and router, kept in 16 bits.
   device::Precision sixteen_bit_math = device::Precision::kBf16;

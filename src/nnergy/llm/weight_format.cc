@@ -135,8 +135,12 @@ FormatMath format_math(WeightFormat format, const device::DeviceSpec& device,
   const std::optional<Precision> units = native_units(format);
   if (units && device.peak(*units)) {
     m.math = *units;
-    m.activation_bytes = format == WeightFormat::kFp8 || format == WeightFormat::kInt8 ? 1 : 2;
-    if (format == WeightFormat::kFp32) m.activation_bytes = 4;
+    // W8A8 and NVFP4 (W4A4) quantize the activations a product reads; MXFP4 checkpoints
+    // (gpt-oss) keep 16-bit activations.
+    m.gemm_input_bytes = 2;
+    if (format == WeightFormat::kFp8 || format == WeightFormat::kInt8) m.gemm_input_bytes = 1;
+    if (format == WeightFormat::kNvFp4) m.gemm_input_bytes = bytes_per_weight(format);
+    if (format == WeightFormat::kFp32) m.gemm_input_bytes = 4;
     return m;
   }
   if (runs_on(format, device)) {

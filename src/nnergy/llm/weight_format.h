@@ -37,7 +37,12 @@ struct FormatMath {
   /// a weight-only format or a fallback, 16-bit (bf16, else fp16).
   device::Precision math = device::Precision::kBf16;
   bool weight_only = false;     ///< weights dequantized into 16-bit math
-  double activation_bytes = 2;  ///< bytes per activation element (1 for fp8/int8 W8A8)
+  /// Bytes per element of a matrix product's activation input: the activations quantized to
+  /// the format where it runs natively (1 for fp8 and int8 W8A8, 0.5625 for nvfp4 W4A4, 4 for
+  /// fp32), else 2 (weight-only and 16-bit: the activations stay in 16 bits). Only the matrix
+  /// products' inputs: the activations between other kernels, the KV cache and the collectives
+  /// keep formats of their own (llm::StepFormats).
+  double gemm_input_bytes = 2;
   /// Set when the format does not run natively here: e.g. "fp8 on the a100-40gb: no fp8 units;
   /// weights read as fp8 and computed in bf16 (weight-only, as engines run it)".
   std::string note;

@@ -116,7 +116,11 @@ Deployment settle(const DeploymentRequest& r) {
   d.formats.attention_weights = model.attention_unquantized
                                     ? llm::format_math(sixteen, device, flag(r, "precision"), {})
                                     : d.formats.weights;
-  d.formats.activation_bytes = d.formats.weights.activation_bytes;
+  // Activations between kernels, collectives and Mamba states stay 16-bit whatever the weights
+  // (only a native product's input is quantized); fp32 weights keep fp32 activations.
+  d.formats.activation_bytes = d.weight_format == WeightFormat::kFp32 ? 4 : 2;
+  d.formats.communication_bytes = d.formats.activation_bytes;
+  d.formats.state_bytes = d.formats.activation_bytes;
   d.formats.attention_math = d.formats.sixteen_bit_math;
   const bool trt_fp8 = d.engine->id == "tensorrt-llm" && d.weight_format == WeightFormat::kFp8;
   d.kv_format = r.kv.value_or(trt_fp8 ? WeightFormat::kFp8 : sixteen);
@@ -140,6 +144,11 @@ Deployment settle(const DeploymentRequest& r) {
     throw InvalidInput(fmt::format("{}: expected 1 to {} pipeline stages (the model's layers)",
                                    given(r, "pp", pp), model.layer_count()));
   }
+  if (r.gpus && (*r.gpus < 1 || *r.gpus % pp != 0)) {
+    throw InvalidInput(fmt::format("{}: expected a positive multiple of {} ({})",
+                                   given(r, "gpus", *r.gpus), flag(r, "pp"), pp));
+  }
+  const int ep = std::max(1, r.ep.value_or(1));
   int tp = 0;
   if (r.tp) {
     tp = *r.tp;
@@ -148,32 +157,35 @@ Deployment settle(const DeploymentRequest& r) {
           "{}: {} has {} attention heads; expected a tensor-parallel size that divides them ({})",
           given(r, "tp", tp), model.id, heads, list(divisors(heads))));
     }
-  } else if (r.gpus) {
-    if (*r.gpus < 1 || *r.gpus % pp != 0) {
-      throw InvalidInput(fmt::format("{}: expected a positive multiple of {} ({})",
-                                     given(r, "gpus", *r.gpus), flag(r, "pp"), pp));
-    }
-    tp = *r.gpus / pp;
-    // The largest size up to gpus/pp that divides the heads; the rest are replicas.
-    while (tp > 1 && heads % tp != 0) --tp;
-  }
-  if (tp > 0) {
     d.sharding = {tp, 1, pp};
   } else {
-    // The smallest power of two dividing the heads that holds the weights and one sequence.
-    for (tp = 1; tp <= heads; tp *= 2) {
-      if (heads % tp != 0) continue;
-      d.sharding = {tp, 1, pp};
+    // The smallest power of two dividing the heads (and, with --gpus, the GPUs of a pipeline;
+    // with --ep, a multiple of it) that holds the weights and one sequence; with --gpus the
+    // rest of the GPUs are replicas, as engines deploy a model that fits in fewer GPUs.
+    const int most = r.gpus ? *r.gpus / pp : heads;
+    int fitting = 0, last = 0;
+    for (int t = 1; t <= most && t <= heads; t *= 2) {
+      if (heads % t != 0 || (r.gpus && (*r.gpus / pp) % t != 0) || t % ep != 0) continue;
+      last = t;
+      d.sharding = {t, 1, pp};
       size_memory(d);
-      if (d.sequences_that_fit(std::max(1.0, r.sequence_tokens)) >= 1) break;
+      if (d.sequences_that_fit(std::max(1.0, r.sequence_tokens)) >= 1) {
+        fitting = t;
+        break;
+      }
     }
-    if (tp > heads) tp = heads;
+    // None fits: the largest tried, refused below with the size that would fit.
+    tp = fitting > 0 ? fitting : std::max(1, last > 0 ? last : std::min(most, heads));
     d.sharding = {tp, 1, pp};
-    if (tp > 1) {
+    const int replicas = r.gpus ? *r.gpus / (tp * pp) : 1;
+    if (fitting > 0 && (tp > 1 || replicas > 1)) {
       d.notes.push_back(fmt::format(
           "tensor parallel {} chosen: the smallest that holds the weights ({:.1f} GiB per GPU) "
-          "and one {:.0f}-token sequence ({} to choose)",
+          "and one {:.0f}-token sequence{} ({} to choose)",
           tp, llm::memory_per_gpu(model, d.sharding, d.formats).weights / kGiB, r.sequence_tokens,
+          replicas > 1 ? fmt::format("; {} GPUs serve as {} replicas of {} GPU{}", *r.gpus,
+                                     replicas, tp * pp, tp * pp > 1 ? "s" : "")
+                       : std::string(),
           flag(r, "tp")));
     }
   }

@@ -62,6 +62,32 @@ PhaseTotals prefill_steps(const Deployment& d, double prompts, double input, dou
   return total;
 }
 
+// The time from a request's admission until its whole prompt of `in` tokens has been processed
+// (its first token sampled) when the engine prefills it in chunks of at most `chunk` tokens, each
+// in a step beside the decode rows of `others` running sequences (contexts spread over
+// in .. in + out): the full chunks at their mean cached length (attention is linear in it), the
+// last partial chunk on its own; a pipeline of pp stages adds pp − 1 stage times of the last.
+double prompt_time(const Deployment& d, double in, double out, double chunk, double others) {
+  const auto chunk_step = [&](double tokens, double cached, bool last) {
+    llm::StepShape shape;
+    if (others > 0) shape = decode_shape(others, in, out, kContextSamples);
+    shape.groups.push_back(llm::SequenceGroup{1, tokens, cached, last});
+    return estimate_step(d, shape, false).time_s;
+  };
+  const double full = std::floor(in / chunk);
+  const double rest = in - full * chunk;
+  double time = 0, last = 0;
+  if (full > 0) {
+    last = chunk_step(chunk, (full - 1) / 2 * chunk, rest <= 0);
+    time += full * last;
+  }
+  if (rest > 0) {
+    last = chunk_step(rest, full * chunk, true);
+    time += last;
+  }
+  return time + (d.sharding.pp - 1) * last;
+}
+
 }  // namespace
 
 std::string_view to_string(Workload workload) {
@@ -184,7 +210,23 @@ ServeResult run(const Deployment& d, const RunSettings& s) {
     r.prefill.energy_j = std::max(0.0, per_token * out - r.decode.energy_j);
     r.prefill.time_s = std::max(0.0, step.time_s - decode_only.time_s) * pp * out;
     r.shares = step.shares * (out / running);
-    r.ttft_s = std::ceil(in / chunk) * step.time_s * pp;
+    // TTFT: half the step in flight when the request arrives, its place behind the prompts
+    // that arrive with it (running/out finish per step; those ahead wait for their prefill at
+    // the budget left beside the decode rows), then its own prompt chunk by chunk.
+    const double others = std::max(0.0, running - 1);  // decoding beside the new request
+    const double capacity = std::max(1.0, budget - others);
+    const double own_chunk = std::min(in, capacity);
+    const double arrivals = running / out;
+    const double ahead = std::max(0.0, arrivals - 1) / 2;
+    const double prompt_s = prompt_time(d, in, out, own_chunk, others);
+    const double queue_s = ahead * in / own_chunk * (prompt_s / std::ceil(in / own_chunk));
+    r.ttft_s = 0.5 * step.time_s * pp + queue_s + prompt_s;
+    if (ahead >= 0.5) {
+      r.notes.push_back(fmt::format(
+          "TTFT includes {:.1f} prompts' prefill ahead of a request on average ({:.1f} requests "
+          "finish and are replaced per step at batch {:g})",
+          ahead, arrivals, r.batch));
+    }
     r.avg_power_w = step.energy_j / step.time_s * d.replicas;
   } else if (steady) {
     // Prefill in steps of their own: whenever requests finish (micro/out per decode step),
@@ -209,7 +251,8 @@ ServeResult run(const Deployment& d, const RunSettings& s) {
     r.prefill.energy_j = prefill_steps_per_decode * p.energy_j / micro * out;
     r.prefill.time_s = prefill_steps_per_decode * p.time_s * pp * out;
     r.shares = (decode_step.shares + prefill_shares * prefill_steps_per_decode) * (out / micro);
-    r.ttft_s = p.time_s * pp;
+    // TTFT: half the decode step in flight, then the prefill step(s) that hold the prompt.
+    r.ttft_s = (0.5 * decode_step.time_s + p.time_s) * pp;
     r.avg_power_w = cycle_energy / cycle * d.replicas;
   } else {
     // Offline: the batch's prompts, then `out` decode steps with every sequence's context

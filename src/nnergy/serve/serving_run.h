@@ -47,7 +47,10 @@ struct ServeResult {
   double batch = 0;                    ///< running sequences (or the batch) per replica
   bool batch_is_largest = false;       ///< the batch was chosen as the largest that fits
   double largest_batch = 0;            ///< sequences of input + output tokens that fit per replica
-  double ttft_s = 0;                   ///< time to first token, without queueing
+  /// Time to first token: from a request's arrival until its whole prompt has been processed
+  /// under the engine's schedule (chunks beside the running decode rows, or prefill steps of
+  /// their own), with the step in flight and, in steady state, the prompts that arrive with it.
+  double ttft_s = 0;
   double time_per_output_token_s = 0;  ///< inter-token latency seen by one request
   /// One decode step (iteration) alone, without the prefill steps that stall decoding in
   /// engines without chunked prefill: what "per-iteration" TPOT measurements time.
