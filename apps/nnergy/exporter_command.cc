@@ -21,6 +21,7 @@ namespace {
 
 struct ExporterOptions {
   std::string listen = "127.0.0.1:9464";
+  std::string allow;
   std::vector<std::string> sources;
   double interval_ms = 1000;
   std::string job_mapping_dir;
@@ -38,6 +39,7 @@ CommandResult run_exporter(const ExporterOptions& o, const std::string& command_
   request.names = SettingNames::kFlag;
   request.command_line = command_line;
   request.listen = o.listen;
+  request.allow = o.allow;
   request.sources = o.sources;
   request.interval_ms = o.interval_ms;
   request.job_mapping_dir = o.job_mapping_dir;
@@ -64,6 +66,9 @@ void add_exporter_command(CLI::App& app, CommandRun* selected, const std::string
   cmd->add_option("--listen", o->listen,
                   "HOST:PORT, [IPV6]:PORT or :PORT (every interface) to serve /metrics at")
       ->capture_default_str();
+  cmd->add_option("--allow", o->allow,
+                  "only these clients may connect: comma-separated addresses or CIDR ranges "
+                  "(e.g. 127.0.0.1,10.0.0.0/8); default: anyone who can reach --listen");
   cmd->add_option("--source", o->sources,
                   "power source instead of detection (repeatable): nvml[:INDEX], rapl[:ZONE], "
                   "synthetic:SPEC, replay:PATH");

@@ -1,6 +1,7 @@
 """nnergy.EnergyLogger: energy, kWh and CO2e per training step and epoch of a plain PyTorch loop,
 written as the run goes (on Monitor windows)."""
 
+import base64
 import csv
 import json
 import os
@@ -292,7 +293,14 @@ def _pushgateway_url(address, job, labels):
             raise _core.InvalidInput(
                 f"push_labels: {name!r}={value!r}: expected label names like 'instance' (not "
                 "'job') with non-empty values")
-        path += f"/{name}/{urllib.parse.quote(str(value), safe='')}"
+        # The Pushgateway splits the path at "/" even when percent-encoded: a value holding one
+        # is sent base64url-encoded with the label name suffixed "@base64", as its API requires.
+        text = str(value)
+        if "/" in text:
+            encoded = base64.urlsafe_b64encode(text.encode()).decode()
+            path += f"/{name}@base64/{encoded}"
+        else:
+            path += f"/{name}/{urllib.parse.quote(text, safe='')}"
     return f"{parsed.scheme}://{parsed.netloc}{path}"
 
 

@@ -17,8 +17,6 @@
 extern "C" {
 #include <slurm/spank.h>
 }
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -28,10 +26,10 @@ extern "C" {
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "nnergy/fleet/job_energy_record.h"
+#include "nnergy/fleet/program_run.h"
 #include "nnergy/fleet/slurm_environment.h"
 #include "nnergy/measure/measurement_window.h"
 #include "nnergy/measure/nvml_library.h"
@@ -44,8 +42,6 @@ extern const char plugin_type[] = "spank";
 extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
 extern const unsigned int spank_plugin_version = 1;
 }
-
-extern char** environ;
 
 namespace {
 
@@ -146,37 +142,71 @@ std::string host_name() {
   return buffer;
 }
 
+// The host name up to its first dot, as Slurm's NodeName usually is.
+std::string short_host_name() {
+  const std::string name = host_name();
+  return name.substr(0, name.find('.'));
+}
+
 // Runs scontrol update JobId=JOB AdminComment=TEXT (JOB: an id, or ARRAY_TASK), waiting at most
 // kScontrolTimeoutS.
 void set_admin_comment(const std::string& job_id, const std::string& text) {
-  std::vector<std::string> words = {g_config.scontrol, "update", "JobId=" + job_id,
-                                    "AdminComment=" + text};
-  std::vector<char*> argv;
-  for (std::string& w : words) argv.push_back(w.data());
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, g_config.scontrol.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+  const nnergy::fleet::ProgramRun run = nnergy::fleet::run_program(
+      {g_config.scontrol, "update", "JobId=" + job_id, "AdminComment=" + text}, kScontrolTimeoutS);
+  if (!run.started) {
     slurm_error("nnergy: cannot run %s to set the AdminComment of job %s",
                 g_config.scontrol.c_str(), job_id.c_str());
-    return;
-  }
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::duration<double>(kScontrolTimeoutS);
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) == 0) {
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      slurm_error("nnergy: %s update of job %s timed out", g_config.scontrol.c_str(),
-                  job_id.c_str());
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  } else if (run.timed_out) {
+    slurm_error("nnergy: %s update of job %s timed out", g_config.scontrol.c_str(), job_id.c_str());
+  } else if (!run.ok()) {
     slurm_error("nnergy: %s update JobId=%s AdminComment=... failed", g_config.scontrol.c_str(),
                 job_id.c_str());
   }
+}
+
+// The GPUs of the step: from the variable slurmstepd sets for its kind of step, checked against
+// what Slurm allocated the job on this node (scontrol show job -d), which wins on a mismatch,
+// logged as possible tampering.
+std::vector<unsigned int> step_gpus(spank_t sp) {
+  const std::uint32_t step_id = item<std::uint32_t>(sp, S_JOB_STEPID).value_or(0);
+  const nnergy::fleet::SlurmStepKind kind = nnergy::fleet::slurm_step_kind(step_id);
+  const std::string job = std::to_string(item<std::uint32_t>(sp, S_JOB_ID).value_or(0));
+  std::vector<unsigned int> claimed;
+  bool malformed = false;
+  try {
+    claimed = nnergy::fleet::step_gpu_indices(
+        [sp](const std::string& name) { return job_env(sp, name); }, kind, "plugin");
+  } catch (const std::exception& e) {
+    slurm_error("nnergy: job %s: %s", job.c_str(), e.what());
+    malformed = true;
+  }
+  std::optional<std::vector<unsigned int>> allocated;
+  const nnergy::fleet::ProgramRun run =
+      nnergy::fleet::run_program({g_config.scontrol, "show", "job", "-d", job}, kScontrolTimeoutS);
+  if (run.ok()) {
+    allocated = nnergy::fleet::allocated_gpu_indices(run.out, short_host_name());
+    if (!allocated) {
+      if (const auto node = job_env(sp, "SLURMD_NODENAME"))
+        allocated = nnergy::fleet::allocated_gpu_indices(run.out, *node);
+    }
+  }
+  if (!allocated) {
+    slurm_info(
+        "nnergy: job %s: the GPUs Slurm allocated on this node could not be read (%s show "
+        "job -d); the step's environment is taken as it is",
+        job.c_str(), g_config.scontrol.c_str());
+    return claimed;
+  }
+  if (malformed) {
+    slurm_error("nnergy: job %s: the allocation's GPUs are recorded", job.c_str());
+    return *allocated;
+  }
+  const nnergy::fleet::CheckedGpus checked =
+      nnergy::fleet::check_step_gpus(claimed, allocated, kind);
+  if (!checked.tampering.empty()) {
+    slurm_error("nnergy: job %s step %u: %s", job.c_str(), step_id, checked.tampering.c_str());
+  }
+  return checked.gpus;
 }
 
 // The records of job `job_id` in the record directory (file names "job-JOB.step-...").
@@ -246,8 +276,7 @@ int slurm_spank_exit(spank_t sp, int, char**) {
     const nnergy::measure::Measurement m = s->meter->end(s->window);
     s->sampler->stop();
     const double end_epoch_s = epoch_now_s();
-    const std::vector<unsigned int> gpus = nnergy::fleet::slurm_gpu_indices(
-        [sp](const std::string& name) { return job_env(sp, name); }, "plugin");
+    const std::vector<unsigned int> gpus = step_gpus(sp);
     if (gpus.empty()) return ESPANK_SUCCESS;  // a step without GPUs
 
     nnergy::fleet::JobEnergyRecord record;

@@ -2,9 +2,11 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
+#include <string>
 
 #include "nnergy/core/error.h"
 #include "temp_dir_test.h"
@@ -27,6 +29,20 @@ TEST_F(AtomicFile, ReplacesTheFileAndLeavesNoTemporary) {
   write_file_atomically(path, std::string("second\0line", 11), "--out");
   EXPECT_EQ(read(path), std::string("second\0line", 11));
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir_), {}), 1);
+}
+
+TEST_F(AtomicFile, APlantedLinkIsNeverFollowed) {
+  // Links planted where the old, predictable temporary name (<path>.tmp.<pid>) went, and at the
+  // destination itself: the victim file is untouched, the destination becomes a regular file.
+  const std::filesystem::path victim = dir_ / "victim";
+  std::ofstream(victim) << "keep";
+  const std::filesystem::path path = dir_ / "record.json";
+  std::filesystem::create_symlink(victim, dir_ / ("record.json.tmp." + std::to_string(::getpid())));
+  std::filesystem::create_symlink(victim, path);
+  write_file_atomically(path, "new", "record");
+  EXPECT_EQ(read(victim), "keep");
+  EXPECT_FALSE(std::filesystem::is_symlink(path));
+  EXPECT_EQ(read(path), "new");
 }
 
 TEST_F(AtomicFile, AMissingDirectoryIsInvalidInputNamingTheFlagAndPath) {

@@ -60,5 +60,27 @@ TEST(DurationText, RoundsToWhatMattersAtItsSize) {
   EXPECT_EQ(duration_text(std::numeric_limits<double>::quiet_NaN()), "0 s");
 }
 
+TEST(EscapeControlCharacters, NoEscapeSequenceReachesTheTerminal) {
+  EXPECT_EQ(escape_control_characters("conv1/relu"), "conv1/relu");
+  EXPECT_EQ(escape_control_characters("a\x1b]52;c;ZXZpbA==\x07"
+                                      "b"),
+            "a\\x1b]52;c;ZXZpbA==\\x07b");
+  EXPECT_EQ(escape_control_characters("x\ny\tz\x7f"), "x\\x0ay\\x09z\\x7f");
+  EXPECT_EQ(escape_control_characters("\xc2\x9b"
+                                      "31m"),
+            "\\u009b31m");                                     // C1 CSI
+  EXPECT_EQ(escape_control_characters("µs → °C"), "µs → °C");  // UTF-8 kept
+}
+
+TEST(CsvField, FormulasAreNeutralisedNumbersAreNot) {
+  EXPECT_EQ(csv::field("=HYPERLINK(\"http://x\")"), "\"'=HYPERLINK(\"\"http://x\"\")\"");
+  EXPECT_EQ(csv::field("@SUM(A1)"), "'@SUM(A1)");
+  EXPECT_EQ(csv::field("+cmd"), "'+cmd");
+  EXPECT_EQ(csv::field("-1.5"), "-1.5");
+  EXPECT_EQ(csv::field("+3e-4"), "+3e-4");
+  EXPECT_EQ(csv::field("-"), "'-");
+  EXPECT_EQ(csv::field("conv1"), "conv1");
+}
+
 }  // namespace
 }  // namespace nnergy

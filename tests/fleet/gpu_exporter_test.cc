@@ -90,6 +90,59 @@ TEST(PrometheusExporter, ServesASyntheticSourcesEnergyAsACounter) {
   EXPECT_GE(exporter.scrapes(), 2u);
 }
 
+// A TCP connection to 127.0.0.1:PORT that sends nothing; -1 when refused.
+int idle_connection(std::uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+TEST(PrometheusExporter, StaysScrapeableWhileConnectionsAreHeldIdle) {
+  // 24 connections held open without a request (8 blinded the exporter when it had 8 workers
+  // and a 30 s request timeout): a scrape is still answered at once, and the idle ones are
+  // closed after the request timeout.
+  GpuExporter exporter(open("synthetic:constant=250"), local_options());
+  std::vector<int> idle;
+  for (int i = 0; i < 24; ++i) idle.push_back(idle_connection(exporter.port()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(http_get(exporter.port()).status, 200);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
+  // Within the 2 s request timeout (and some slack), the server has closed them: read gives 0.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+  int closed = 0;
+  for (const int fd : idle) {
+    char byte = 0;
+    if (fd >= 0 && recv(fd, &byte, 1, MSG_DONTWAIT) == 0) ++closed;
+    if (fd >= 0) close(fd);
+  }
+  EXPECT_EQ(closed, 24);
+}
+
+TEST(PrometheusExporter, RefusesClientsOutsideTheAllowList) {
+  GpuExporterOptions options = local_options();
+  options.access_control_list = access_control_list("10.0.0.0/8", "--allow");
+  GpuExporter exporter(open("synthetic:constant=250"), options);
+  // civetweb accepts and closes at once: no status line.
+  int status = 0;
+  try {
+    status = http_get(exporter.port()).status;
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_NE(status, 200);
+  GpuExporterOptions local = local_options();
+  local.access_control_list = access_control_list("127.0.0.0/8", "--allow");
+  GpuExporter allowed(open("synthetic:constant=250"), local);
+  EXPECT_EQ(http_get(allowed.port()).status, 200);
+}
+
 TEST(PrometheusExporter, AnswersNotFoundOutsideMetrics) {
   GpuExporter exporter(open("synthetic:constant=1"), local_options());
   EXPECT_EQ(http_get(exporter.port(), "/metrics").status, 200);
@@ -175,6 +228,12 @@ TEST_F(FakeNvmlExporter, LabelsAGpuWithTheSlurmJobOfItsProcesses) {
   std::ofstream(dir_ / "map" / "1") << "4242\n";
   GpuExporterOptions options = local_options();
   options.job_mapping_dir = dir_ / "map";
+  // Slurm says job 777 is this user's (the process runs in no Slurm cgroup here, so its
+  // environment is trusted only for the job's owner).
+  options.scontrol = dir_ / "scontrol";
+  std::ofstream(options.scontrol) << "#!/bin/sh\necho 'JobId=777 UserId=me(" << ::getuid()
+                                  << ") GroupId=me(0)'\n";
+  std::filesystem::permissions(options.scontrol, std::filesystem::perms::owner_all);
   GpuExporter exporter(open("nvml"), options);
   const std::string body = scrape_until(exporter.port(), [](const std::string& b) {
     return b.find("slurm_job=\"777\"") != std::string::npos &&
@@ -191,6 +250,31 @@ TEST_F(FakeNvmlExporter, LabelsAGpuWithTheSlurmJobOfItsProcesses) {
     return b.find("slurm_job=\"777\"") == std::string::npos;
   });
   EXPECT_THAT(after, Not(HasSubstr("slurm_job=\"777\"")));
+}
+
+TEST_F(FakeNvmlExporter, AForgedSlurmJobIdInAnEnvironmentLabelsNothing) {
+  // `env SLURM_JOB_ID=777777 cmd` on GPU 0 by a user who does not own job 777777.
+  char sleep_path[] = "/bin/sleep";
+  char seconds[] = "30";
+  char* argv[] = {sleep_path, seconds, nullptr};
+  char job[] = "SLURM_JOB_ID=777777";
+  char* envp[] = {job, nullptr};
+  pid_t child = 0;
+  ASSERT_EQ(posix_spawn(&child, "/bin/sleep", nullptr, nullptr, argv, envp), 0);
+  use_script("gpus 1\nenergy_rate_mw 0 100000\nprocesses 0 " + std::to_string(child) + "\n");
+  GpuExporterOptions options = local_options();
+  options.scontrol = dir_ / "scontrol";
+  std::ofstream(options.scontrol) << "#!/bin/sh\necho 'JobId=777777 UserId=other(" << ::getuid() + 1
+                                  << ") GroupId=other(0)'\n";
+  std::filesystem::permissions(options.scontrol, std::filesystem::perms::owner_all);
+  GpuExporter exporter(open("nvml"), options);
+  // Two refreshes of the labels later, still no label.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const std::string body = http_get(exporter.port()).body;
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  EXPECT_THAT(body, HasSubstr("nnergy_gpu_energy_joules_total{gpu=\"0\""));
+  EXPECT_THAT(body, Not(HasSubstr("777777")));
 }
 
 }  // namespace

@@ -72,5 +72,21 @@ TEST(PrometheusListenAddress, SaysWhenTheAddressIsNotThisMachines) {
   EXPECT_THAT(refusal("192.0.2.1:9464"), HasSubstr("not an address of this machine"));
 }
 
+TEST(PrometheusAllowList, AddressesAndRangesBecomeCivetwebsAccessControlList) {
+  EXPECT_EQ(access_control_list("", "--allow"), "");
+  EXPECT_EQ(access_control_list("127.0.0.1, 10.0.0.0/8", "--allow"),
+            "-0.0.0.0/0,+127.0.0.1/32,+10.0.0.0/8");
+  EXPECT_EQ(access_control_list("::1", "--allow"), "-0.0.0.0/0,-::/0,+::1/128");
+  for (const char* bad : {"10.0.0.0/33", "localhost", "10.0.0/8", "::1/129", "1.2.3.4/"}) {
+    try {
+      access_control_list(bad, "--allow");
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const InvalidInput& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("--allow '"));
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("expected comma-separated addresses"));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace nnergy::fleet

@@ -35,7 +35,7 @@ def main():
             logger = nnergy.EnergyLogger(os.path.join(work, "energy.csv"),
                                          sources=f"synthetic:constant={SOURCE_W:g}",
                                          interval_ms=5, pushgateway=gateway.address,
-                                         push_labels={"instance": "test-node"})
+                                         push_labels={"instance": "test-node/rack-1"})
             rows = []
             for epoch in range(2):
                 with logger.epoch() as scope:
@@ -43,7 +43,9 @@ def main():
                         time.sleep(0.2)
                 rows.append(scope.row)
                 epochs = pushed(gateway.address, "nnergy_training_epochs_total")
-                if list(epochs.values()) != [epoch + 1] or 'instance="test-node"' not in \
+                # A "/" in a label value stays in the value (base64-encoded on the way), not
+                # extra labels.
+                if list(epochs.values()) != [epoch + 1] or 'instance="test-node/rack-1"' not in \
                         next(iter(epochs)) or 'job="nnergy_energy_logger"' not in next(iter(epochs)):
                     raise TestFailure(f"after epoch {epoch}: nnergy_training_epochs_total {epochs}")
             logger.close()

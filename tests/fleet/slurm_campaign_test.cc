@@ -95,6 +95,67 @@ TEST(SlurmGpuIndices, StepGpusBeforeJobGpusNotCudaVisibleDevices) {
               HasSubstr("SLURM_JOB_GPUS"));
 }
 
+TEST(StepGpuIndices, EachStepKindReadsOnlyTheVariableSlurmstepdSetsForIt) {
+  // sbatch copies a submitter's SLURM_STEP_GPUS into the batch step: it is never read there.
+  const auto hostile = env({{"SLURM_STEP_GPUS", "0,0,0,0,0,0,0,0,0,0"}, {"SLURM_JOB_GPUS", "1"}});
+  EXPECT_THAT(step_gpu_indices(hostile, SlurmStepKind::kBatch, "plugin"),
+              ::testing::ElementsAre(1u));
+  EXPECT_THAT(step_gpu_indices(hostile, SlurmStepKind::kInteractive, "plugin"),
+              ::testing::ElementsAre(1u));
+  // srun steps: SLURM_STEP_GPUS, deduplicated.
+  EXPECT_THAT(step_gpu_indices(hostile, SlurmStepKind::kOther, "plugin"),
+              ::testing::ElementsAre(0u));
+  EXPECT_TRUE(step_gpu_indices(env({{"SLURM_JOB_GPUS", "1"}}), SlurmStepKind::kOther, "p").empty());
+  EXPECT_EQ(slurm_step_kind(0xFFFFFFFBu), SlurmStepKind::kBatch);
+  EXPECT_EQ(slurm_step_kind(0xFFFFFFFAu), SlurmStepKind::kInteractive);
+  EXPECT_EQ(slurm_step_kind(3), SlurmStepKind::kOther);
+}
+
+constexpr const char* kScontrolShowJob =
+    "JobId=12 JobName=Nodes=gpu01 CPU_IDs=0 Mem=0 GRES=gpu:8(IDX:0-7)\n"
+    "   UserId=alice(1000) GroupId=alice(1000) MCS_label=N/A\n"
+    "   NodeList=gpu[01-02] BatchHost=gpu01\n"
+    "   JOB_GRES=gpu:3\n"
+    "     Nodes=gpu01 CPU_IDs=0-3 Mem=0 GRES=gpu:2(IDX:1,3)\n"
+    "     Nodes=gpu02 CPU_IDs=0-1 Mem=0 GRES=gpu:a100:1(IDX:0)\n"
+    "   MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0\n"
+    "   Comment=x\n"
+    "     Nodes=gpu03 CPU_IDs=0 Mem=0 GRES=gpu:8(IDX:0-7)\n";
+
+TEST(AllocatedGpuIndices, FromScontrolsDetailLinesForThisNodeOnly) {
+  EXPECT_THAT(allocated_gpu_indices(kScontrolShowJob, "gpu01").value(),
+              ::testing::ElementsAre(1u, 3u));
+  EXPECT_THAT(allocated_gpu_indices(kScontrolShowJob, "gpu02").value(), ::testing::ElementsAre(0u));
+  // A detail line forged in a free-text field (after MinCPUsNode=) or the job name is not read.
+  EXPECT_FALSE(allocated_gpu_indices(kScontrolShowJob, "gpu03").has_value());
+  // Host lists.
+  const std::string listed =
+      "JobId=1\n     Nodes=node[01-04,07] CPU_IDs=0 Mem=0 GRES=gpu:1(IDX:2)\n";
+  EXPECT_THAT(allocated_gpu_indices(listed, "node03").value(), ::testing::ElementsAre(2u));
+  EXPECT_THAT(allocated_gpu_indices(listed, "node07").value(), ::testing::ElementsAre(2u));
+  EXPECT_FALSE(allocated_gpu_indices(listed, "node05").has_value());
+  EXPECT_FALSE(allocated_gpu_indices(listed, "node3").has_value());
+}
+
+TEST(CheckStepGpus, TheAllocationWinsAndAMismatchIsSaid) {
+  const std::vector<unsigned int> allocation = {1};
+  EXPECT_TRUE(check_step_gpus({1}, allocation, SlurmStepKind::kBatch).tampering.empty());
+  for (const std::vector<unsigned int>& claimed :
+       std::vector<std::vector<unsigned int>>{{99}, {0}, {0, 1}, {}}) {
+    const CheckedGpus c = check_step_gpus(claimed, allocation, SlurmStepKind::kBatch);
+    EXPECT_THAT(c.gpus, ::testing::ElementsAre(1u));
+    EXPECT_THAT(c.tampering, HasSubstr("possible tampering"));
+  }
+  // An srun step may use part of the job's GPUs.
+  EXPECT_TRUE(check_step_gpus({3}, std::vector<unsigned int>{1, 3}, SlurmStepKind::kOther)
+                  .tampering.empty());
+  EXPECT_THAT(check_step_gpus({2}, std::vector<unsigned int>{1, 3}, SlurmStepKind::kOther).gpus,
+              ::testing::ElementsAre(1u, 3u));
+  // Unknown allocation: the environment as it is.
+  EXPECT_THAT(check_step_gpus({2}, std::nullopt, SlurmStepKind::kOther).gpus,
+              ::testing::ElementsAre(2u));
+}
+
 class SbatchCampaignTest : public test_support::TempDirTest {};
 
 std::string read_file(const std::filesystem::path& path) {
@@ -102,6 +163,35 @@ std::string read_file(const std::filesystem::path& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+TEST_F(SbatchCampaignTest, RecordsAreRefusedInADirectoryOthersCanWrite) {
+  JobEnergyRecord record;
+  record.job_id = "5";
+  record.step = "batch";
+  record.node = "n1";
+  const std::filesystem::path open_dir = dir_ / "open";
+  std::filesystem::create_directories(open_dir);
+  std::filesystem::permissions(open_dir, std::filesystem::perms::all);  // 0777, as /tmp
+  EXPECT_THAT(message_of([&] { write_record(open_dir, record); }),
+              HasSubstr("writable by nobody else"));
+  EXPECT_TRUE(std::filesystem::is_empty(open_dir));
+  // A symbolic link in place of the directory is refused too.
+  std::filesystem::create_directories(dir_ / "real");
+  std::filesystem::create_directory_symlink(dir_ / "real", dir_ / "link");
+  EXPECT_THAT(message_of([&] { write_record(dir_ / "link", record); }), HasSubstr("symbolic link"));
+  // A planted link where the record goes is replaced, not followed.
+  const std::filesystem::path safe = dir_ / "safe";
+  std::filesystem::create_directories(safe);
+  std::filesystem::permissions(safe, std::filesystem::perms::owner_all |
+                                         std::filesystem::perms::group_read |
+                                         std::filesystem::perms::group_exec);
+  std::ofstream(dir_ / "victim") << "keep";
+  std::filesystem::create_symlink(dir_ / "victim", safe / record.file_name());
+  const std::filesystem::path written = write_record(safe, record);
+  EXPECT_FALSE(std::filesystem::is_symlink(written));
+  EXPECT_EQ(read_file(dir_ / "victim"), "keep");
+  EXPECT_EQ(read_record(written).job_id, "5");
 }
 
 TEST_F(SbatchCampaignTest, ArrayOfShardsAndADependentMerge) {

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
+#include <string>
 
 #include "nnergy/core/error.h"
 
@@ -29,6 +31,16 @@ TEST(ChildProcess, ReturnsTheExitCodeOrOneHundredTwentyEightPlusTheSignal) {
   EXPECT_EQ(exits.wait(), 5);
   ChildProcess killed({"sh", "-c", "kill -KILL $$"});
   EXPECT_EQ(killed.wait(), 128 + SIGKILL);
+}
+
+TEST(ChildProcess, InheritsOnlyStandardInputOutputAndError) {
+  // A writable file open in this process (as monitor's trace file is) is not the command's.
+  FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  const std::string fd = std::to_string(fileno(file));
+  ChildProcess child({"sh", "-c", "[ -e /proc/self/fd/" + fd + " ] && exit 1; exit 0"});
+  EXPECT_EQ(child.wait(), 0);
+  std::fclose(file);
 }
 
 TEST(ChildProcess, ACommandThatCannotRunIsInvalidInputNamingIt) {

@@ -238,7 +238,7 @@ TEST(Deployment, Fp8WeightsKeepActivationsCollectivesAndStatesIn16Bits) {
   EXPECT_EQ(fp8.formats.communication_bytes, 2);
   EXPECT_EQ(fp8.formats.state_bytes, 2);
   EXPECT_EQ(fp8.formats.weights.gemm_input_bytes, 1);  // W8A8: the products read fp8 inputs
-  EXPECT_EQ(fp8.formats.kv_bytes, 2);                   // bf16 KV cache unless asked
+  EXPECT_EQ(fp8.formats.kv_bytes, 2);                  // bf16 KV cache unless asked
   // The all-reduces carry the same bytes in both; the products read less.
   llm::StepShape shape;
   shape.groups.push_back(llm::SequenceGroup{64, 1, 2000, true});

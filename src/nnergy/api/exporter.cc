@@ -26,6 +26,7 @@ report::ExporterReport run_exporter(
   fleet::GpuExporterOptions options;
   options.address = fleet::parse_listen_address(r.listen, listen_setting);
   options.listen_setting = listen_setting;
+  options.access_control_list = fleet::access_control_list(r.allow, setting_name(r.names, "allow"));
   check_interval_ms(r.interval_ms, r.names);
   options.period_s = r.interval_ms / 1000.0;
   if (r.duration_s && !(std::isfinite(*r.duration_s) && *r.duration_s > 0)) {

@@ -16,6 +16,9 @@ namespace nnergy::api {
 struct ExporterRequest {
   /// Where to listen: "HOST:PORT", "[IPV6]:PORT" or ":PORT" (fleet/listen_address.h).
   std::string listen = "127.0.0.1:9464";
+  /// Who may connect: comma-separated addresses or CIDR ranges (fleet::access_control_list);
+  /// empty: anyone who can reach the address (on the default 127.0.0.1, every local user).
+  std::string allow;
   /// Power sources instead of detection ("nvml[:INDEX]", "rapl[:ZONE]", "synthetic:SPEC",
   /// "replay:PATH"); empty: detect NVML and RAPL.
   std::vector<std::string> sources;

@@ -292,7 +292,9 @@ report::ServeReport serve(const ServeRequest& r, const ServeCatalogs& catalogs) 
   if (r.workload == serve::Workload::kServing) {
     report.notes.push_back(
         "serving is the steady state of continuous batching: the running batch stays full, "
-        "finished requests replaced at once; TTFT excludes time queued before admission");
+        "finished requests replaced at once; TTFT is a request's whole prompt under the "
+        "engine's chunked-prefill schedule, behind the prompts that arrive with it, without "
+        "time queued before admission");
   }
   if (node) {
     report.notes.push_back(fmt::format(

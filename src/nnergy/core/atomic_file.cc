@@ -1,10 +1,11 @@
 #include "nnergy/core/atomic_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <system_error>
 
 #include "nnergy/core/error.h"
@@ -13,10 +14,29 @@ namespace nnergy {
 
 namespace {
 
-std::filesystem::path temporary_of(const std::filesystem::path& path) {
-  std::filesystem::path temporary = path;
-  temporary += ".tmp." + std::to_string(::getpid());
-  return temporary;
+// Creates the temporary file of `path` next to it: `<path>.tmp.XXXXXX`, a name nobody can
+// predict, created exclusively (mkostemp: O_EXCL, so a planted file or symbolic link of that
+// name is never followed or reused), close-on-exec, mode 0644. Returns the descriptor and fills
+// `temporary`; -1 with errno set on failure.
+int create_temporary(const std::filesystem::path& path, std::filesystem::path& temporary) {
+  std::string name = path.string() + ".tmp.XXXXXX";
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) return -1;
+  ::fchmod(fd, 0644);
+  temporary = name;
+  return fd;
+}
+
+bool write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
 }
 
 }  // namespace
@@ -35,12 +55,15 @@ void write_files_atomically(const std::vector<FileToWrite>& files) {
                        ")");
   };
   for (const FileToWrite& file : files) {
-    temporaries.push_back(temporary_of(file.path));
-    std::ofstream out(temporaries.back(), std::ios::binary | std::ios::trunc);
-    if (!out) fail(file, std::strerror(errno));
-    out.write(file.text.data(), static_cast<std::streamsize>(file.text.size()));
-    out.close();
-    if (!out) fail(file, "write failed");
+    std::filesystem::path temporary;
+    const int fd = create_temporary(file.path, temporary);
+    if (fd < 0) fail(file, std::strerror(errno));
+    temporaries.push_back(temporary);
+    const bool written = write_all(fd, file.text);
+    const int write_errno = errno;
+    if (::close(fd) != 0 || !written) {
+      fail(file, written ? "write failed" : std::strerror(write_errno));
+    }
   }
   for (std::size_t i = 0; i < files.size(); ++i) {
     std::error_code ec;

@@ -1,11 +1,30 @@
 #include "nnergy/core/csv.h"
 
+#include <cstdlib>
+
 namespace nnergy::csv {
 
+namespace {
+
+// Whether a spreadsheet would run `text` as a formula: it starts with =, +, -, @, tab or CR and
+// is not a plain number ("-1.5", "+3e-4" stay as they are).
+bool formula_like(std::string_view text) {
+  if (text.empty() || std::string_view("=+-@\t\r").find(text.front()) == std::string_view::npos) {
+    return false;
+  }
+  const std::string copy(text);
+  char* end = nullptr;
+  std::strtod(copy.c_str(), &end);
+  return end != copy.c_str() + copy.size() || copy.size() == 1;
+}
+
+}  // namespace
+
 std::string field(std::string_view text) {
-  if (text.find_first_of(",\"\r\n#") == std::string_view::npos) return std::string(text);
+  const std::string neutral = formula_like(text) ? "'" + std::string(text) : std::string(text);
+  if (neutral.find_first_of(",\"\r\n#") == std::string::npos) return neutral;
   std::string quoted = "\"";
-  for (char c : text) {
+  for (char c : neutral) {
     if (c == '"') quoted += '"';
     quoted += c;
   }

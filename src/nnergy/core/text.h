@@ -19,6 +19,11 @@ std::string ascii_lower(std::string_view text);
 /// `text` with &, <, > and " written as entities, for text and attribute values in HTML and SVG.
 std::string markup_escape(std::string_view text);
 
+/// `text` safe to print on a terminal: ASCII control characters (0x00-0x1F, 0x7F: escape
+/// sequences, OSC 52 clipboard writes, line breaks) written as "\xNN" and the UTF-8 C1
+/// controls (U+0080-U+009F) as "\u00NN"; everything else unchanged. For names read from files.
+std::string escape_control_characters(std::string_view text);
+
 /// A duration for people, rounded to what matters at its size: "42 s", "3 min 05 s",
 /// "2 h 10 min". A negative or non-finite duration reads "0 s".
 std::string duration_text(double seconds);

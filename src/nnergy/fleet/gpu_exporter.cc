@@ -39,9 +39,9 @@ GpuExporter::GpuExporter(std::vector<std::unique_ptr<measure::PowerSource>> sour
   // Listening is checked before anything is sampled: a bad address costs nothing else.
   endpoint_ = std::make_unique<MetricsEndpoint>(
       options.address, [this] { return readings_with_failures(*readings_, *sampler_); },
-      options.listen_setting);
-  labeler_ =
-      std::make_unique<SlurmJobLabeler>(*readings_, options.job_mapping_dir, options.job_refresh_s);
+      options.listen_setting, options.access_control_list);
+  labeler_ = std::make_unique<SlurmJobLabeler>(*readings_, options.job_mapping_dir,
+                                               options.job_refresh_s, options.scontrol);
   sampler_->start();
 }
 

@@ -24,6 +24,10 @@ struct GpuExporterOptions {
   /// dcgm-exporter-style job-mapping directory (slurm_job_lookup.h); nullopt: none.
   std::optional<std::filesystem::path> job_mapping_dir;
   double job_refresh_s = 1.0;  ///< how often the slurm_job labels are refreshed, s
+  /// Who may connect (access_control_list()'s form); "" for everyone.
+  std::string access_control_list;
+  /// Asked who owns a job that only a process's environment names (SlurmJobLabeler).
+  std::filesystem::path scontrol = "/usr/bin/scontrol";
 };
 
 /// A Prometheus exporter: samples `sources` on the measure::Sampler and serves their latest

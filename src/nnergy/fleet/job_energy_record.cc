@@ -1,8 +1,12 @@
 #include "nnergy/fleet/job_energy_record.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -114,10 +118,36 @@ JobEnergyRecord record_from_json(const nlohmann::json& j, const std::string& whe
   return r;
 }
 
+namespace {
+
+// Refuses a record directory others could write into (see write_record).
+void check_record_directory(const std::filesystem::path& directory) {
+  struct stat info {};
+  if (::lstat(directory.c_str(), &info) != 0) {
+    throw InvalidInput(fmt::format("record directory {}: cannot create or read it ({})",
+                                   directory.string(), std::strerror(errno)));
+  }
+  if (!S_ISDIR(info.st_mode)) {
+    throw InvalidInput(fmt::format(
+        "record directory {}: expected a directory, found {}; point dir= at a real directory",
+        directory.string(), S_ISLNK(info.st_mode) ? "a symbolic link" : "another kind of file"));
+  }
+  if (info.st_uid != ::geteuid() || (info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    throw InvalidInput(fmt::format(
+        "record directory {}: owned by uid {} with mode {:04o}; expected the writer's (uid {}) "
+        "and writable by nobody else, so that no job can plant files there: chown {} and chmod "
+        "go-w it",
+        directory.string(), info.st_uid, info.st_mode & 07777, ::geteuid(), ::geteuid()));
+  }
+}
+
+}  // namespace
+
 std::filesystem::path write_record(const std::filesystem::path& directory,
                                    const JobEnergyRecord& record) {
   std::error_code error;
   std::filesystem::create_directories(directory, error);
+  check_record_directory(directory);
   const std::filesystem::path path = directory / record.file_name();
   write_file_atomically(path, to_json(record).dump(2) + "\n", "job energy record");
   return path;

@@ -48,8 +48,12 @@ nlohmann::ordered_json to_json(const JobEnergyRecord& record);
 /// missing or of the wrong type.
 JobEnergyRecord record_from_json(const nlohmann::json& json, const std::string& where);
 
-/// Writes `record` into `directory` (atomically; created if missing); returns the file's path.
-/// Throws InvalidInput naming the directory when it cannot be written.
+/// Writes `record` into `directory` (atomically, through a temporary created exclusively; the
+/// directory created mode 0755 if missing); returns the file's path. The directory must be a
+/// real directory (not a symbolic link) owned by the writing user (root for the SPANK plugin)
+/// and writable by nobody else (no group or other write bit), so that no job's user can plant
+/// files or links in it. Throws InvalidInput naming the directory when it is not so (saying
+/// what to change) or cannot be written.
 std::filesystem::path write_record(const std::filesystem::path& directory,
                                    const JobEnergyRecord& record);
 

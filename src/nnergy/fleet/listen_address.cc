@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/text.h"
 
 namespace nnergy::fleet {
 
@@ -140,6 +141,33 @@ void check_can_listen(const ListenAddress& address, std::string_view setting) {
       throw InvalidInput(
           fmt::format("{} {}: cannot listen there: {}", setting, where, std::strerror(error)));
   }
+}
+
+std::string access_control_list(std::string_view allow, std::string_view setting) {
+  if (trim(allow).empty()) return "";
+  std::string v4 = "-0.0.0.0/0", v6;
+  for (const std::string& entry : split_trimmed(allow, ',')) {
+    const auto slash = entry.find('/');
+    const std::string address = entry.substr(0, slash);
+    const bool is_v6 = address.find(':') != std::string::npos;
+    unsigned char buffer[sizeof(in6_addr)];
+    int prefix = is_v6 ? 128 : 32;
+    bool ok = ::inet_pton(is_v6 ? AF_INET6 : AF_INET, address.c_str(), buffer) == 1;
+    if (ok && slash != std::string::npos) {
+      const std::string bits = entry.substr(slash + 1);
+      const auto [end, error] = std::from_chars(bits.data(), bits.data() + bits.size(), prefix);
+      ok = !bits.empty() && error == std::errc() && end == bits.data() + bits.size() &&
+           prefix >= 0 && prefix <= (is_v6 ? 128 : 32);
+    }
+    if (!ok) {
+      throw InvalidInput(fmt::format(
+          "{} '{}': expected comma-separated addresses or CIDR ranges (127.0.0.1, 10.0.0.0/8, "
+          "::1, fd00::/8), found '{}'",
+          setting, allow, entry));
+    }
+    (is_v6 ? v6 : v4) += fmt::format(",+{}/{}", address, prefix);
+  }
+  return v6.empty() ? v4 : v4 + ",-::/0" + v6;
 }
 
 }  // namespace nnergy::fleet

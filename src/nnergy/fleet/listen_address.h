@@ -29,4 +29,11 @@ ListenAddress parse_listen_address(std::string_view text, std::string_view setti
 /// between remains possible; the server's own failure is then reported by its caller.
 void check_can_listen(const ListenAddress& address, std::string_view setting);
 
+/// Who may connect: `allow` is comma-separated addresses or CIDR ranges ("127.0.0.1",
+/// "10.0.0.0/8", "::1", "fd00::/8"), returned as civetweb's access_control_list ("-0.0.0.0/0,
+/// +10.0.0.0/8": everyone else refused at accept, before a worker thread is taken). "" for an
+/// empty `allow` (everyone may connect). Throws InvalidInput naming `setting` (e.g. "--allow")
+/// for an entry that is not an address or a prefix length out of range.
+std::string access_control_list(std::string_view allow, std::string_view setting);
+
 }  // namespace nnergy::fleet

@@ -13,11 +13,17 @@ namespace nnergy::fleet {
 
 namespace {
 
-// Threads answering scrapes; a kept-alive connection holds one while it stays open, so there
-// are enough for a few Prometheus servers plus ad-hoc readers.
-constexpr std::size_t kServerThreads = 8;
-// How long an idle kept-alive connection stays open, ms: longer than a 1 s scrape interval.
-constexpr int kKeepAliveMs = 5000;
+// Threads answering scrapes. civetweb gives each open connection a thread while it is open, so
+// there are enough that connections held idle (a local user can open some) leave most free;
+// each thread costs only its stack.
+constexpr std::size_t kServerThreads = 48;
+// How long a connection may take to send its request, ms: a scrape's request is one packet, so
+// a connection that trickles it or sends nothing is closed after this.
+constexpr int kRequestTimeoutMs = 2000;
+// How long an idle kept-alive connection stays open, ms: longer than a 1 s scrape interval,
+// short enough that idle connections held open give their threads back soon (Prometheus
+// reconnects at once when its kept-alive connection was closed).
+constexpr int kKeepAliveMs = 3000;
 
 }  // namespace
 
@@ -32,17 +38,22 @@ struct MetricsEndpoint::Collector : prometheus::Collectable {
 };
 
 MetricsEndpoint::MetricsEndpoint(const ListenAddress& address, Snapshot snapshot,
-                                 const std::string& setting)
+                                 const std::string& setting, const std::string& access_control_list)
     : address_(address), collector_(std::make_shared<Collector>(std::move(snapshot))) {
   check_can_listen(address, setting);
   try {
     // Keep-alive as Prometheus servers use it: a scrape every period over one connection.
-    exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+    std::vector<std::string> options = {
         "listening_ports", address.civetweb_option(), "num_threads", std::to_string(kServerThreads),
-        "enable_keep_alive", "yes", "keep_alive_timeout_ms", std::to_string(kKeepAliveMs),
+        "request_timeout_ms", std::to_string(kRequestTimeoutMs), "enable_keep_alive", "yes",
+        "keep_alive_timeout_ms", std::to_string(kKeepAliveMs),
         // Headers and body go out as two writes: without TCP_NODELAY, Nagle's algorithm holds the
         // body until the client's delayed ACK, 40 ms per scrape on a kept-alive connection.
-        "tcp_nodelay", "1"});
+        "tcp_nodelay", "1"};
+    if (!access_control_list.empty()) {
+      options.insert(options.end(), {"access_control_list", access_control_list});
+    }
+    exposer_ = std::make_unique<prometheus::Exposer>(options);
   } catch (const std::exception& e) {
     throw InvalidInput(fmt::format("{} {}: cannot listen there ({}); choose another address",
                                    setting, address.civetweb_option(), e.what()));

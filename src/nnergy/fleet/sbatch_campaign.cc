@@ -6,6 +6,7 @@
 
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/text.h"
 
 namespace nnergy::fleet {
 
@@ -31,6 +32,14 @@ void check(const SbatchCampaign& c) {
   if (c.tasks < 1 || c.tasks > kMaxTasks) {
     throw InvalidInput(fmt::format("{} {}: expected 1 to {} array tasks (one shard each)",
                                    c.tasks_setting, c.tasks, kMaxTasks));
+  }
+  // #SBATCH lines end at a newline: a directory with one would inject a line into the script.
+  const std::string directory = c.directory.string();
+  if (directory.find_first_of("\n\r") != std::string::npos) {
+    throw InvalidInput(fmt::format(
+        "{} '{}': the directory's name holds a line break, which would end the #SBATCH line "
+        "that names it; choose a directory without one",
+        c.directory_setting, escape_control_characters(directory)));
   }
   for (const std::string& option : c.sbatch_options) {
     const bool one_line = option.find_first_of("\n\r") == std::string::npos;

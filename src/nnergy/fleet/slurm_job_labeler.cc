@@ -25,7 +25,8 @@ std::optional<unsigned int> nvml_index(const std::string& id) {
 }  // namespace
 
 std::string slurm_jobs_on_gpu(const measure::NvmlLibrary* nvml, unsigned int gpu_index,
-                              const std::optional<std::filesystem::path>& mapping_dir) {
+                              const std::optional<std::filesystem::path>& mapping_dir,
+                              const JobOwner& owner_of) {
   std::vector<std::string> jobs;
   if (mapping_dir) jobs = jobs_in_mapping_dir(*mapping_dir, gpu_index);
   if (nvml != nullptr) {
@@ -33,7 +34,7 @@ std::string slurm_jobs_on_gpu(const measure::NvmlLibrary* nvml, unsigned int gpu
       const measure::NvmlGpu gpu = nvml->gpu(gpu_index);
       if (const auto pids = nvml->compute_process_ids(gpu)) {
         for (const unsigned int pid : *pids) {
-          if (auto job = slurm_job_of_process(pid)) jobs.push_back(std::move(*job));
+          if (auto job = slurm_job_of_process(pid, owner_of)) jobs.push_back(std::move(*job));
         }
       }
     } catch (const std::exception&) {
@@ -44,8 +45,12 @@ std::string slurm_jobs_on_gpu(const measure::NvmlLibrary* nvml, unsigned int gpu
 }
 
 SlurmJobLabeler::SlurmJobLabeler(LiveReadings& readings,
-                                 std::optional<std::filesystem::path> mapping_dir, double refresh_s)
-    : readings_(readings), mapping_dir_(std::move(mapping_dir)), refresh_s_(refresh_s) {
+                                 std::optional<std::filesystem::path> mapping_dir, double refresh_s,
+                                 const std::filesystem::path& scontrol)
+    : readings_(readings),
+      mapping_dir_(std::move(mapping_dir)),
+      refresh_s_(refresh_s),
+      owner_of_(scontrol_job_owner(scontrol)) {
   bool any_gpu = false;
   for (const SourceReading& r : readings_.snapshot()) any_gpu |= nvml_index(r.info.id).has_value();
   if (!any_gpu) return;
@@ -75,7 +80,7 @@ void SlurmJobLabeler::refresh() {
   const std::vector<SourceReading> readings = readings_.snapshot();
   for (std::size_t i = 0; i < readings.size(); ++i) {
     if (const auto index = nvml_index(readings[i].info.id)) {
-      readings_.set_slurm_job(i, slurm_jobs_on_gpu(nvml_.get(), *index, mapping_dir_));
+      readings_.set_slurm_job(i, slurm_jobs_on_gpu(nvml_.get(), *index, mapping_dir_, owner_of_));
     }
   }
 }

@@ -38,10 +38,10 @@ OpCost op(OpClass op_class, PassCost work, double reduction_length = 0) {
 OpCost gemm(double m, double k, double n, double weight_bytes, double input_bytes,
             double output_bytes) {
   const double macs = m * k * n;
-  return op(OpClass::kMatrix,
-            pass(macs, 2 * macs, k * n * weight_bytes + m * k * input_bytes + m * n * output_bytes,
-                 1),
-            k);
+  return op(
+      OpClass::kMatrix,
+      pass(macs, 2 * macs, k * n * weight_bytes + m * k * input_bytes + m * n * output_bytes, 1),
+      k);
 }
 
 // Keys each of `q` new tokens after `cached` tokens attends to, summed: every earlier token and
@@ -220,8 +220,7 @@ class Builder {
       add(prefix + "absorbed key up-projection", Part::kAttention, count,
           gemm(decode_tokens * heads, nope, a.kv_lora_rank, wb * heads, in, ab), math);
       add(prefix + "absorbed value up-projection", Part::kAttention, count,
-          gemm(decode_tokens * heads, a.kv_lora_rank, a.value_head_dim, wb * heads, in, ab),
-          math);
+          gemm(decode_tokens * heads, a.kv_lora_rank, a.value_head_dim, wb * heads, in, ab), math);
     }
     if (prefill_tokens > 0) {
       double context = 0;
@@ -316,8 +315,8 @@ class Builder {
                 2 * sequences * state_bytes + tokens_ * (2 * inner + bc) * ab, 2)));
     add(prefix + "gated norm", Part::kMixer, count,
         op(OpClass::kNormalization, pass(0, 6 * tokens_ * inner, 3 * tokens_ * inner * ab, 1)));
-    add(prefix + "Mamba-2 out projection", Part::kMixer, count,
-        gemm(tokens_, inner, h, wb, in, ab), f_.weights.math);
+    add(prefix + "Mamba-2 out projection", Part::kMixer, count, gemm(tokens_, inner, h, wb, in, ab),
+        f_.weights.math);
     if (s_.tp > 1) {
       collective(prefix + "mixer all-reduce", CollectiveKind::kAllReduce,
                  tokens_ * h * f_.communication_bytes, s_.tp, count);
@@ -373,8 +372,7 @@ class Builder {
     const double macs_up = pairs * h * 2 * ffn;
     add(prefix + "experts gate/up (grouped GEMM)", Part::kMlp, count,
         op(OpClass::kMatrix,
-           pass(macs_up, 2 * macs_up,
-                expert_weights * 2 / 3 + pairs * (h * in + 2 * ffn * ab), 1),
+           pass(macs_up, 2 * macs_up, expert_weights * 2 / 3 + pairs * (h * in + 2 * ffn * ab), 1),
            h),
         math);
     add(prefix + "experts activation", Part::kMlp, count,

@@ -47,7 +47,13 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv)
   for (int s : {SIGINT, SIGQUIT, SIGTERM, SIGHUP}) sigaddset(&defaults, s);
   posix_spawnattr_setsigdefault(&attributes, &defaults);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGDEF);
-  const int rc = posix_spawnp(&pid_, args[0], nullptr, &attributes, args.data(), environ);
+  // The command inherits standard input, output and error only: not the trace or power file
+  // monitor is writing (a command could otherwise write into it), nor any other descriptor.
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  const int rc = posix_spawnp(&pid_, args[0], &actions, &attributes, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (rc != 0) throw InvalidInput(fmt::format("cannot run '{}': {}", argv[0], std::strerror(rc)));
   g_child_pid.store(pid_);

@@ -82,7 +82,7 @@ std::string render_text(const ServeReport& r, bool layers) {
                   fmt::format("{:.0f} per GPU", t.output_tokens_per_s_per_gpu)});
   totals.add_row(
       {"time per output token (ITL)", seconds(t.time_per_output_token_s), "one request's tokens"});
-  totals.add_row({"time to first token", seconds(t.ttft_s), "without queueing"});
+  totals.add_row({"time to first token", seconds(t.ttft_s), "whole prompt, once admitted"});
   totals.add_row({"request latency", seconds(t.request_latency_s), "TTFT + output × ITL"});
   totals.add_row({"average power", format_quantity(t.avg_power_w, "W"),
                   fmt::format("{} per GPU, {} scope", format_quantity(t.avg_power_per_gpu_w, "W"),

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/text.h"
 
 namespace nnergy::report {
 
@@ -23,6 +24,8 @@ void TextTable::add_column(std::string header, Align align) {
 
 void TextTable::add_row(std::vector<std::string> cells) {
   if (cells.size() != headers_.size()) throw InternalError("TextTable: row width != column count");
+  // Cells carry names from users' files: no escape sequence reaches the terminal.
+  for (std::string& cell : cells) cell = escape_control_characters(cell);
   rows_.push_back(std::move(cells));
 }
 
