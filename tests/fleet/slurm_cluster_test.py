@@ -9,6 +9,8 @@ counters grow at 250 W and 100 W):
    mid-run, requeues itself and resumes its shard; the merged dataset has exactly the
    measurements of an uninterrupted run.
 3. `--shard auto` with malformed Slurm variables: exit 2, one line on stderr, nothing on stdout.
+4. Jobs of an unprivileged user whose shell carries SLURM_STEP_GPUS=99, 1, 0 ten times or x: each
+   record holds the one GPU Slurm allocated, with its energy.
 
 Prints Slurm's start-up and shut-down times and the array's time."""
 
@@ -178,6 +180,39 @@ def check_malformed_variables(nnergy):
                           f"stdout {run.stdout!r}, stderr {run.stderr!r}")
 
 
+def check_hostile_gpu_variables(cluster, records):
+    """Jobs submitted by an unprivileged user whose shell carries SLURM_STEP_GPUS (sbatch copies
+    it into the job even with --export=NONE): each batch step's record holds exactly the GPU
+    Slurm allocated (GPU 0, the first free one) with its energy, whatever the variable said."""
+    for hostile in ("99", "1", "0,0,0,0,0,0,0,0,0,0", "x"):
+        env = dict(cluster.env, SLURM_STEP_GPUS=hostile)
+        result = subprocess.run(
+            ["/usr/sbin/runuser", "-u", "nobody", "--", "/usr/bin/sbatch", "--parsable",
+             "--export=NONE", "--gres=gpu:1", "--chdir=/tmp", "-o", "/dev/null", "--wrap",
+             "sleep 1"], env=env, capture_output=True, text=True, timeout=30)
+        if result.returncode != 0:
+            raise TestFailure(f"sbatch as nobody: exit {result.returncode}: {result.stderr}")
+        job = result.stdout.strip().split(";")[0]
+        wait_until(f"job {job} completed",
+                   lambda: cluster.job_states().get(job) == "COMPLETED", 30)
+        path = wait_until(f"the SPANK record of job {job}'s batch step", lambda: next(
+            (os.path.join(records, n) for n in os.listdir(records)
+             if n.startswith(f"job-{job}.step-batch.")), None), 10)
+        with open(path) as f:
+            record = json.load(f)
+        gpus = [g["index"] for g in record["gpus"]]
+        seconds = record["end_epoch_s"] - record["start_epoch_s"]
+        energy = sum(g["energy_j"] or 0 for g in record["gpus"])
+        expected = GPU_W[0] * seconds
+        print(f"job {job} (SLURM_STEP_GPUS={hostile} in the submitter's shell): GPUs {gpus}, "
+              f"{energy:.1f} J, expected GPU 0 with {expected:.1f} J")
+        if gpus != [0] or abs(energy / expected - 1) > ENERGY_TOLERANCE or \
+                record["user"] != "nobody":
+            raise TestFailure(f"{path}: SLURM_STEP_GPUS={hostile}: recorded GPUs {gpus} with "
+                              f"{energy:.1f} J for user {record['user']}, expected GPU 0 with "
+                              f"{expected:.1f} J for nobody")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--nnergy", required=True)
@@ -201,6 +236,7 @@ def main():
         print(f"Slurm up in {cluster.startup_s:.2f} s")
         try:
             check_job_energy(cluster, args.nnergy, records)
+            check_hostile_gpu_variables(cluster, records)
             check_array(cluster, args.nnergy, work, records)
         except TestFailure as e:
             raise TestFailure(f"{e}\nslurmctld.log:\n{cluster.log('slurmctld')}\n"
