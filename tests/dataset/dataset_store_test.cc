@@ -425,6 +425,26 @@ TEST_F(DatasetTest, OtherSchemaVersionIsRejectedNamingFileAndBothVersions) {
   EXPECT_EQ(raw_user_version(path), 7) << "never migrated silently";
 }
 
+TEST_F(DatasetTest, AViewInPlaceOfATableIsRefusedBeforeAnythingReadsIt) {
+  // A recursive view in place of `measurements` passed the column check and then never ended.
+  const std::string path = file("view.sqlite");
+  DatasetStore::open(path);
+  raw_exec(path,
+           "ALTER TABLE measurements RENAME TO m0; CREATE VIEW measurements AS WITH RECURSIVE "
+           "r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT m0.* FROM m0, r");
+  try {
+    DatasetStore::open(path);
+    FAIL() << "expected InvalidInput";
+  } catch (const InvalidInput& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path));
+    EXPECT_THAT(e.what(), HasSubstr("holds a view 'measurements'"));
+  }
+  const std::string trigger = file("trigger.sqlite");
+  DatasetStore::open(trigger);
+  raw_exec(trigger, "CREATE TRIGGER t AFTER INSERT ON ops BEGIN DELETE FROM ops; END");
+  EXPECT_THROW(DatasetStore::open(trigger), InvalidInput);
+}
+
 // A version-2 file, as nnergy before the byte counts were renamed wrote it: its ops hold
 // {pass}_bytes. Read-only it is read as it is; opened for writing, only the columns are renamed.
 TEST_F(DatasetTest, Version2ByteCountsAreReadAsTheyAreAndRenamedWhenWritten) {

@@ -17,6 +17,8 @@ namespace {
 
 using json = nlohmann::json;
 using Int = std::int64_t;
+// Layers a config.json may declare (see Fields::layer_count).
+constexpr Int kMaxLayers = 1024;
 
 // Typed access to one config object; every message names the file and the field.
 class Fields {
@@ -44,6 +46,19 @@ class Fields {
                                      *keys.begin()));
     }
     return positive_at(*key);
+  }
+
+  // The layer count, bounded before anything walks the layers one by one: the deepest published
+  // decoders have about 130 (Llama-3.1-405B: 126).
+  Int layer_count(std::initializer_list<const char*> keys) const {
+    const Int count = positive(keys);
+    if (count > kMaxLayers) {
+      throw InvalidInput(fmt::format(
+          "{}: field '{}': expected at most {} layers (the deepest published decoders have about "
+          "130), found {}",
+          where_, *first(keys), kMaxLayers, count));
+    }
+    return count;
   }
 
   Int positive_or(std::initializer_list<const char*> keys, Int fallback) const {
@@ -315,7 +330,7 @@ std::vector<LayerKind> read_layers(const Fields& f, const std::string& type, con
   std::vector<LayerKind> layers;
   if (type == "nemotron_h") {
     const std::string pattern = f.text_or("hybrid_override_pattern", "");
-    const Int count = f.positive({"num_hidden_layers"});
+    const Int count = f.layer_count({"num_hidden_layers"});
     if (static_cast<Int>(pattern.size()) != count) {
       throw InvalidInput(fmt::format(
           "{}: field 'hybrid_override_pattern': expected {} characters (num_hidden_layers), one "
@@ -351,7 +366,7 @@ std::vector<LayerKind> read_layers(const Fields& f, const std::string& type, con
     return layers;
   }
 
-  const int count = static_cast<int>(f.positive({"num_hidden_layers", "n_layer", "n_layers"}));
+  const int count = static_cast<int>(f.layer_count({"num_hidden_layers", "n_layer", "n_layers"}));
   const Attention attention = read_attention(f, family, hidden);
   Int window = 0;
   const std::vector<AttentionSpan> spans = attention_spans(f, type, count, &window);
