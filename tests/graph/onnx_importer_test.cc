@@ -3,9 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <sstream>
 #include <tuple>
 
 #include "nnergy/core/error.h"
@@ -75,6 +77,34 @@ TEST(OnnxImporter, InitializersAreParametersAndOtherInputsData) {
   ASSERT_EQ(net.data_inputs().size(), 1u);
   EXPECT_TRUE(net.tensor(net.nodes()[0].inputs[1]).requires_grad);
   EXPECT_FALSE(net.tensor(net.nodes()[0].inputs[0]).requires_grad);
+}
+
+std::string fixture_bytes(const std::string& name) {
+  std::ifstream in(std::filesystem::path(NNERGY_TEST_FIXTURE_DIR) / "hostile" / name,
+                   std::ios::binary);
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  return bytes.str();
+}
+
+TEST(OnnxImporter, NestedLoopsAreRefusedBeforeTheyAreUnrolled) {
+  // 590 bytes: a Loop of 4096 iterations around one of 4096 (out of memory after 44 s under
+  // 6 GB before the node budget); now refused before any copy is written.
+  const std::string bytes = fixture_bytes("nested_constant_loops.onnx");
+  ASSERT_FALSE(bytes.empty());
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_THAT(message_of([&] { import_onnx_bytes(bytes, "loops.onnx", DimBindings{}); }),
+              HasSubstr("loops.onnx: Loop 'outer_loop': unrolling its 4096 iterations"));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+}
+
+TEST(OnnxImporter, ASplitToSequenceOverAHugeDeclaredAxisAllocatesNothing) {
+  // 161 bytes declaring 5·10^8 elements split one by one: 3.9 GB before its refusal before.
+  const std::string bytes = fixture_bytes("split_to_sequence_bomb.onnx");
+  ASSERT_FALSE(bytes.empty());
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_THROW(import_onnx_bytes(bytes, "split.onnx", DimBindings{}), InvalidInput);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
 }
 
 TEST(OnnxImporter, NamedDimensionsMustBeBound) {

@@ -232,7 +232,12 @@ void fold_and_infer(onnx::ModelProto& model, const std::string& source,
     } catch (const std::exception&) {
       // Reported by the strict pass below.
     }
-    const ControlFlowReport r = unroll_control_flow(model, static_shapes(model));
+    ControlFlowReport r;
+    try {
+      r = unroll_control_flow(model, static_shapes(model));
+    } catch (const InvalidInput& e) {
+      throw InvalidInput(source + ": " + e.what());
+    }
     if (r.loops + r.branches + r.sequences == 0) break;
     unrolled.loops += r.loops;
     unrolled.iterations += r.iterations;

@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
 
+#include "nnergy/core/error.h"
 #include "nnergy/graph/constant_tensor.h"
 #include "nnergy/graph/shape_folding.h"
 
@@ -20,6 +22,10 @@ using Rename = std::unordered_map<std::string, std::string>;
 // Loops with more iterations than this are left alone (an unrolled graph that large is not
 // what an exporter meant by a loop over heads or classes).
 constexpr std::int64_t kMaxIterations = 4096;
+// Nodes the graph may hold once its control flow is unrolled, nested loops and every round
+// included: exported networks have up to some tens of thousands; the budget is checked before
+// a loop is written out, so that a small file cannot make nnergy allocate gigabytes.
+constexpr std::int64_t kMaxUnrolledNodes = 250000;
 
 const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name) {
   for (const auto& a : node.attribute())
@@ -267,13 +273,17 @@ class Unroller {
       if (!split) return false;
       if (split->dims.empty()) {  // a scalar: chunks of that size
         const std::int64_t chunk = split->integer_at(0);
-        if (chunk <= 0) return false;
+        // The item count is checked before anything is allocated (a declared length can be
+        // anything up to 2^63).
+        if (chunk <= 0 || length <= 0 || (length - 1) / chunk + 1 > kMaxIterations) return false;
         for (std::int64_t at = 0; at < length; at += chunk)
           sizes.push_back(std::min(chunk, length - at));
       } else {
+        if (split->size() > static_cast<std::size_t>(kMaxIterations)) return false;
         sizes = split->as_integers();
       }
     } else {
+      if (length <= 0 || length > kMaxIterations) return false;
       sizes.assign(static_cast<std::size_t>(length), 1);
       squeeze = int_attribute(node, "keepdims", 1) == 0;
     }
@@ -376,6 +386,19 @@ class Unroller {
     if (!condition_stays_true(node, body)) return false;
     const int carried = node.input_size() - 2;
     if (body.input_size() != 2 + carried) return false;
+    // The nodes written so far, those still to come and this loop's copies of its body (with
+    // the loops nested in it unrolled too), checked before anything is written.
+    const std::int64_t per_iteration = unrolled_size(body) + 1;
+    const std::int64_t would_hold = static_cast<std::int64_t>(out.size()) +
+                                    model_.graph().node_size() +
+                                    iterations * std::min(per_iteration, kMaxUnrolledNodes + 1);
+    if (would_hold > kMaxUnrolledNodes) {
+      throw InvalidInput(fmt::format(
+          "Loop '{}': unrolling its {} iterations of {} nodes would make the graph over {} nodes "
+          "(nested loops multiply); nnergy costs a loop by writing out its iterations: export "
+          "the network with fewer iterations, or without the loop",
+          node.name(), iterations, per_iteration, kMaxUnrolledNodes));
+    }
     const int scans = body.output_size() - 1 - carried;
     Names state(node.input().begin() + 2, node.input().end());
     std::vector<Names> scan_values(static_cast<std::size_t>(std::max(0, scans)));
@@ -414,6 +437,39 @@ class Unroller {
     ++report_.loops;
     report_.iterations += static_cast<int>(iterations);
     return true;
+  }
+
+  // Nodes `g` holds once its constant-trip loops (nested ones included: their trip counts from
+  // the Constant nodes of their graph or the model's constants) are written out; saturates just
+  // above the budget.
+  std::int64_t unrolled_size(const onnx::GraphProto& g, int depth = 0) const {
+    std::unordered_map<std::string, std::int64_t> local;
+    for (const auto& n : g.node()) {
+      if (n.op_type() != "Constant" || n.output_size() != 1) continue;
+      const onnx::AttributeProto* value = attribute(n, "value");
+      if (value == nullptr || !value->has_t()) continue;
+      if (auto c = read_constant(value->t()); c && c->size() == 1) {
+        local[n.output(0)] = c->integer_at(0);
+      }
+    }
+    std::int64_t total = 0;
+    for (const auto& n : g.node()) {
+      std::int64_t size = 1;
+      const onnx::AttributeProto* body = attribute(n, "body");
+      if (n.op_type() == "Loop" && body != nullptr && n.input_size() > 0 && depth < 16) {
+        std::int64_t trip = 1;
+        if (const auto it = local.find(n.input(0)); it != local.end()) {
+          trip = it->second;
+        } else if (const auto c = constants_.find(n.input(0));
+                   c != constants_.end() && c->second.size() == 1) {
+          trip = c->second.integer_at(0);
+        }
+        trip = std::clamp<std::int64_t>(trip, 1, kMaxIterations);
+        size += trip * std::min(unrolled_size(body->g(), depth + 1), kMaxUnrolledNodes + 1);
+      }
+      total = std::min(total + size, kMaxUnrolledNodes + 1);
+    }
+    return total;
   }
 
   bool branch(const onnx::NodeProto& node,
