@@ -4,11 +4,13 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <stdexcept>
@@ -34,7 +36,15 @@ class FakeNvml {
   explicit FakeNvml(const std::string& script)
       : script_("log " + log_.path() + "\n" + script),
         library_env_("NNERGY_NVML_LIBRARY", NNERGY_FAKE_NVML_PATH),
-        script_env_("NNERGY_FAKE_NVML_SCRIPT", script_.path()) {}
+        script_env_("NNERGY_FAKE_NVML_SCRIPT", script_.path()),
+        lock_dir_env_("NNERGY_CLOCK_LOCK_DIR", lock_dir_.string()) {
+    std::filesystem::create_directories(lock_dir_);
+  }
+  ~FakeNvml() {
+    std::error_code ignored;
+    std::filesystem::remove_all(lock_dir_, ignored);
+  }
+  const std::filesystem::path& lock_dir() const { return lock_dir_; }
 
   /// The log without init and shutdown: the clock calls in order.
   std::vector<std::string> clock_calls() const {
@@ -50,6 +60,8 @@ class FakeNvml {
   TempFile script_;
   ScopedEnv library_env_;
   ScopedEnv script_env_;
+  std::filesystem::path lock_dir_ = log_.path() + ".locks";
+  ScopedEnv lock_dir_env_;
 };
 
 std::shared_ptr<NvmlLibrary> load_fake() {
@@ -224,6 +236,57 @@ TEST(ClockLockDeathTest, SigtermResetsTheClocksAndStillTerminates) {
       },
       ::testing::KilledBySignal(SIGTERM), "");
   EXPECT_THAT(fake.clock_calls(), ElementsAre("lock_clocks 0 1410 1410", "reset_clocks 0"));
+}
+
+TEST(ClockLockDeathTest, SighupAndSigquitResetTheClocksToo) {
+  GTEST_FLAG_SET(death_test_style, "fast");
+  for (const int signal_number : {SIGHUP, SIGQUIT}) {
+    const FakeNvml fake("");
+    EXPECT_EXIT(
+        {
+          const ClockLock lock(0, 1200, 1200);
+          std::raise(signal_number);
+          std::_Exit(0);
+        },
+        ::testing::KilledBySignal(signal_number), "");
+    EXPECT_THAT(fake.clock_calls(), ElementsAre("lock_clocks 0 1200 1200", "reset_clocks 0"));
+    // The handler removed the lock file too.
+    EXPECT_TRUE(std::filesystem::is_empty(fake.lock_dir()));
+  }
+}
+
+TEST(ClockLock, ALockFileSaysWhileTheClocksAreLocked) {
+  const FakeNvml fake("");
+  {
+    const ClockLock lock(0, 900, 1000);
+    std::ifstream in(fake.lock_dir() / "gpu-0.lock");
+    long pid = 0;
+    unsigned int low = 0, high = 0;
+    in >> pid >> low >> high;
+    EXPECT_EQ(pid, ::getpid());
+    EXPECT_EQ(low, 900u);
+    EXPECT_EQ(high, 1000u);
+  }
+  EXPECT_TRUE(std::filesystem::is_empty(fake.lock_dir()));
+}
+
+TEST(ClockLock, ClocksAProcessLeftLockedAreResetAtTheNextLockAndSaid) {
+  // A run killed with SIGKILL left GPU 1 locked at 705 MHz: its lock file names a process that
+  // no longer runs.
+  const FakeNvml fake("gpus 2\n");
+  const pid_t gone = fork();
+  if (gone == 0) std::_Exit(0);
+  ASSERT_GT(gone, 0);
+  waitpid(gone, nullptr, 0);
+  std::ofstream(fake.lock_dir() / "gpu-1.lock") << gone << " 705 705\n";
+  ::testing::internal::CaptureStderr();
+  { const ClockLock lock(0, 1410, 1410); }
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_THAT(fake.clock_calls(),
+              ElementsAre("reset_clocks 1", "lock_clocks 0 1410 1410", "reset_clocks 0"));
+  EXPECT_THAT(said, HasSubstr("the clocks of GPU 1 were left locked at 705-705 MHz by process " +
+                              std::to_string(gone)));
+  EXPECT_TRUE(std::filesystem::is_empty(fake.lock_dir()));
 }
 
 void exit_with_42(int) { std::_Exit(42); }

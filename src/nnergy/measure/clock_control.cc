@@ -1,17 +1,23 @@
 #include "nnergy/measure/clock_control.h"
 
 #include <fmt/format.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
 
+#include "nnergy/core/atomic_file.h"
 #include "nnergy/core/error.h"
 #include "nnergy/core/signals.h"
 #include "nnergy/core/text.h"
@@ -54,6 +60,9 @@ struct Slot {
   std::atomic<int> state{kFree};
   std::atomic<nvml::ResetLockedClocksFunction> reset{nullptr};
   std::atomic<nvml::Device> device{nullptr};
+  // The lock file to unlink (async-signal-safe) after the reset; written before `state` turns
+  // active and read only after it reads active.
+  char lock_path[512] = {};
 };
 static_assert(std::atomic<int>::is_always_lock_free &&
                   std::atomic<nvml::ResetLockedClocksFunction>::is_always_lock_free &&
@@ -78,20 +87,26 @@ void reset_locked_clocks_on_signal(int) {
     // A slot being released and reused concurrently may yield another active lock's device:
     // resetting it too is harmless, since every active lock is being reset.
     if (reset != nullptr && device != nullptr) reset(device);
+    if (slot.lock_path[0] != '\0') ::unlink(slot.lock_path);
   }
 }
+
+std::filesystem::path lock_file(unsigned int gpu);
 
 // Called with g_mutex held when the first lock is taken.
 void install_handlers() {
   // An ignored signal must stay ignored (e.g. SIGINT of a background job).
-  g_signal_scope.emplace(std::vector<int>{SIGINT, SIGTERM}, reset_locked_clocks_on_signal,
+  g_signal_scope.emplace(std::vector<int>{SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2,
+                                          SIGPIPE, SIGALRM, SIGXCPU, SIGABRT},
+                         reset_locked_clocks_on_signal,
                          SignalScope::Options{SignalScope::Then::kChain, true});
 }
 
 // Called with g_mutex held when the last lock goes.
 void uninstall_handlers() { g_signal_scope.reset(); }
 
-std::size_t claim_slot(nvml::ResetLockedClocksFunction reset, const NvmlGpu& gpu) {
+std::size_t claim_slot(nvml::ResetLockedClocksFunction reset, const NvmlGpu& gpu,
+                       const std::string& lock_path) {
   const std::lock_guard<std::mutex> lock(g_mutex);
   std::size_t free_slot = ClockLock::kMaxActiveLocks;
   for (std::size_t i = 0; i < ClockLock::kMaxActiveLocks; ++i) {
@@ -114,6 +129,9 @@ std::size_t claim_slot(nvml::ResetLockedClocksFunction reset, const NvmlGpu& gpu
   if (g_active_locks == 0) install_handlers();
   ++g_active_locks;
   Slot& slot = g_slots[free_slot];
+  const std::size_t n = std::min(lock_path.size(), sizeof slot.lock_path - 1);
+  std::copy_n(lock_path.data(), n, slot.lock_path);
+  slot.lock_path[n] = '\0';
   slot.reset.store(reset, std::memory_order_release);
   slot.device.store(gpu.handle, std::memory_order_release);
   slot.state.store(kActive, std::memory_order_release);
@@ -138,7 +156,67 @@ std::shared_ptr<NvmlLibrary> load_for_clock_control(unsigned int gpu) {
 
 unsigned int whole_mhz(double mhz) { return static_cast<unsigned int>(std::lround(mhz)); }
 
+std::filesystem::path lock_file(unsigned int gpu) {
+  return clock_lock_directory() / fmt::format("gpu-{}.lock", gpu);
+}
+
+// Records that this process holds GPU `gpu` at [min, max] MHz. Best effort: a directory that
+// cannot be written (not root) leaves only the signal handlers.
+void write_lock_file(unsigned int gpu, unsigned int min_mhz, unsigned int max_mhz) {
+  std::error_code ignored;
+  std::filesystem::create_directories(clock_lock_directory(), ignored);
+  try {
+    write_file_atomically(lock_file(gpu), fmt::format("{} {} {}\n", ::getpid(), min_mhz, max_mhz),
+                          "clock lock");
+  } catch (const InvalidInput&) {
+  }
+}
+
+void remove_lock_file(unsigned int gpu) {
+  std::error_code ignored;
+  std::filesystem::remove(lock_file(gpu), ignored);
+}
+
 }  // namespace
+
+std::filesystem::path clock_lock_directory() {
+  const char* dir = std::getenv("NNERGY_CLOCK_LOCK_DIR");
+  return dir != nullptr && *dir != '\0' ? std::filesystem::path(dir) : "/run/nnergy";
+}
+
+std::vector<std::string> reset_clocks_left_locked(NvmlLibrary& library) {
+  std::vector<std::string> said;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(clock_lock_directory(), error)) {
+    unsigned int gpu = 0;
+    const std::string name = entry.path().filename().string();
+    if (std::sscanf(name.c_str(), "gpu-%u.lock", &gpu) != 1 ||
+        name != fmt::format("gpu-{}.lock", gpu)) {
+      continue;
+    }
+    std::ifstream in(entry.path());
+    long pid = 0;
+    unsigned int min_mhz = 0, max_mhz = 0;
+    if (!(in >> pid >> min_mhz >> max_mhz) || pid <= 0) continue;
+    // A process that still runs (or that this user may not signal, EPERM) holds its lock.
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    try {
+      library.reset_locked_clocks(library.gpu(gpu));
+      said.push_back(fmt::format(
+          "the clocks of GPU {} were left locked at {}-{} MHz by process {}, which ended without "
+          "resetting them: reset now",
+          gpu, min_mhz, max_mhz, pid));
+    } catch (const std::exception& e) {
+      said.push_back(fmt::format(
+          "the clocks of GPU {} were left locked at {}-{} MHz by process {}, which ended without "
+          "resetting them; resetting them failed ({}): reset them as root with `nvidia-smi "
+          "--reset-gpu-clocks -i {}`",
+          gpu, min_mhz, max_mhz, pid, e.what(), gpu));
+    }
+    std::filesystem::remove(entry.path(), error);
+  }
+  return said;
+}
 
 std::vector<double> supported_core_clocks_mhz(unsigned int gpu) {
   return supported_core_clocks_mhz(*load_for_clock_control(gpu), gpu);
@@ -173,15 +251,20 @@ ClockLock::ClockLock(std::shared_ptr<NvmlLibrary> library, unsigned int gpu, dou
   min_mhz_ = whole_mhz(min_mhz);
   max_mhz_ = whole_mhz(max_mhz);
   gpu_ = library_->gpu(gpu);
+  for (const std::string& line : reset_clocks_left_locked(*library_)) {
+    std::fprintf(stderr, "nnergy: warning: %s\n", line.c_str());
+  }
   // The slot is active before the clocks are locked: a signal in between then resets clocks that
   // are not locked yet (harmless) instead of missing clocks that are.
-  slot_ = claim_slot(library_->reset_locked_clocks_function(), gpu_);
+  slot_ =
+      claim_slot(library_->reset_locked_clocks_function(), gpu_, lock_file(gpu_.index).string());
   try {
     library_->set_locked_clocks(gpu_, min_mhz_, max_mhz_);
   } catch (...) {
     release_slot(std::exchange(slot_, kNoSlot));
     throw;
   }
+  write_lock_file(gpu_.index, min_mhz_, max_mhz_);
 }
 
 ClockLock::~ClockLock() {
@@ -207,6 +290,7 @@ void ClockLock::reset() {
     release_slot(slot);
     throw;
   }
+  remove_lock_file(gpu_.index);
   release_slot(slot);
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,13 +26,28 @@ std::vector<std::int64_t> parse_clock_list(const std::string& text, std::string_
 
 /// Holds the core clock of one GPU in a range (nvmlDeviceSetGpuLockedClocks) for its lifetime and
 /// always undoes it (nvmlDeviceResetGpuLockedClocks): in the destructor, so also when an exception
-/// unwinds, and on SIGINT or SIGTERM. While any lock is held, handlers for those two signals reset
-/// every active lock, put the previous handler back and raise the signal again, so the process
-/// still ends (or handles it) as it would have; the previous handlers are restored when the last
-/// lock goes. A signal whose disposition was SIG_IGN is left alone.
+/// unwinds, and on every catchable signal that ends a process (SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+/// SIGUSR1, SIGUSR2, SIGPIPE, SIGALRM, SIGXCPU, SIGABRT). While any lock is held, handlers for
+/// those signals reset every active lock, put the previous handler back and raise the signal
+/// again, so the process still ends (or handles it) as it would have; the previous handlers are
+/// restored when the last lock goes. A signal whose disposition was SIG_IGN is left alone.
+///
+/// SIGKILL cannot be caught: while a lock is held, a lock file (clock_lock_directory()/
+/// gpu-N.lock: the process id and the range) says so, and the next ClockLock of any GPU first
+/// resets the clocks a process that ended without removing its file left locked, saying so on
+/// stderr (reset_clocks_left_locked).
 ///
 /// Locking clocks needs root. At most kMaxActiveLocks locks at once per process, and one per GPU.
 /// Constructing and destroying locks is thread-safe; a ClockLock itself is not shared.
+/// Where clock lock files go: $NNERGY_CLOCK_LOCK_DIR, else /run/nnergy (root's, as locking is).
+std::filesystem::path clock_lock_directory();
+
+/// Resets the clocks of every GPU whose lock file names a process that no longer runs (it was
+/// killed with SIGKILL, or the machine lost power), removes those files and returns one line
+/// per GPU reset, e.g. "the clocks of GPU 0 were left locked at 900-900 MHz by process 4242,
+/// which ended without resetting them: reset now". A reset that fails is said the same way.
+std::vector<std::string> reset_clocks_left_locked(NvmlLibrary& library);
+
 class ClockLock {
  public:
   static constexpr std::size_t kMaxActiveLocks = 64;
