@@ -76,6 +76,26 @@ TEST(ServeCli, RefusesAConfigThatLacksAField) {
                  {config.string(), "'vocab_size'", "expected a positive integer"});
 }
 
+TEST(ServeCli, AModelDirectoryIsReadThroughItsConfigJson) {
+  // As transformers takes a checkpoint directory: its config.json.
+  const fs::path dir = scratch("tiny-llama");
+  fs::create_directories(dir);
+  std::ofstream(dir / "config.json")
+      << json{{"model_type", "llama"},     {"hidden_size", 512},
+              {"intermediate_size", 1024}, {"num_hidden_layers", 4},
+              {"num_attention_heads", 8},  {"num_key_value_heads", 8},
+              {"vocab_size", 1000},        {"max_position_embeddings", 4096}}
+             .dump();
+  const RunResult r = run_nnergy({"serve", dir.string(), "--device", "h100", "--input-tokens",
+                                  "100", "--output-tokens", "10"});
+  EXPECT_EQ(r.exit_code, 0) << r;
+  EXPECT_THAT(r.out, HasSubstr("nnergy serve: " + (dir / "config.json").string())) << r;
+  const fs::path empty = scratch("no-config");
+  fs::create_directories(empty);
+  expect_refusal({"serve", empty.string(), "--input-tokens", "100", "--output-tokens", "10"},
+                 {empty.string(), "a directory without a config.json"});
+}
+
 TEST(ServeCli, RefusesAConfigThatIsNotJson) {
   const fs::path path = scratch("broken.json");
   std::ofstream(path) << "{\"model_type\": \"llama\",\n  \"hidden_size\": }";
@@ -158,6 +178,23 @@ TEST(ServeCli, CsvHasOneRowPerSweepPoint) {
   ASSERT_EQ(rows.size(), 4u) << r.out;  // header + 3 batches
   EXPECT_THAT(rows[0], HasSubstr("energy_per_output_token_j"));
   EXPECT_EQ(rows[1].substr(0, 2), "1,");
+  EXPECT_EQ(rows[1].substr(rows[1].size() - 6), ",batch");
+}
+
+TEST(ServeCli, CsvKeepsTheBatchSweepBesideTheClockSweep) {
+  // --sweep-batch with --sweep-clocks wrote only the clock sweep before.
+  const RunResult r =
+      run_nnergy(serve_args({"--sweep-batch", "1,8,64", "--sweep-clocks", "--csv"}));
+  ASSERT_EQ(r.exit_code, 0) << r;
+  int batch_rows = 0, clock_rows = 0;
+  std::string line;
+  std::istringstream in(r.out);
+  while (std::getline(in, line)) {
+    if (line.size() > 6 && line.substr(line.size() - 6) == ",batch") ++batch_rows;
+    if (line.size() > 6 && line.substr(line.size() - 6) == ",clock") ++clock_rows;
+  }
+  EXPECT_EQ(batch_rows, 3) << r.out;
+  EXPECT_GT(clock_rows, 3) << r.out;
 }
 
 TEST(ServeCli, WritesAnHtmlReport) {

@@ -115,6 +115,18 @@ TEST(ModelCatalog, NamesResolveAsUsersTypeThem) {
   EXPECT_THAT(fp8.note, HasSubstr("fp8 weights, as its name says"));
   EXPECT_EQ(catalog().find("Qwen/Qwen3-30B-A3B-Instruct-2507", "m").model->id,
             "Qwen/Qwen3-30B-A3B-Instruct-2507");
+  // A weight-format suffix on a release whose context differs from its base model's: the
+  // release, not the base (40,960 tokens), with the format.
+  const ResolvedModel release = catalog().find("Qwen/Qwen3-30B-A3B-Instruct-2507-FP8", "m");
+  EXPECT_EQ(release.model->id, "Qwen/Qwen3-30B-A3B-Instruct-2507");
+  EXPECT_EQ(release.model->architecture.max_context, 262144);
+  EXPECT_EQ(release.weight_format.value_or(""), "fp8");
+  const ResolvedModel big = catalog().find("Qwen/Qwen3-235B-A22B-Thinking-2507", "m");
+  EXPECT_EQ(big.model->id, "Qwen/Qwen3-235B-A22B-Instruct-2507");
+  EXPECT_EQ(big.model->architecture.max_context, 262144);
+  // An alias is said.
+  EXPECT_THAT(catalog().find("deepseek-ai/DeepSeek-V3", "m").note,
+              HasSubstr("taken as deepseek-ai/DeepSeek-R1"));
   EXPECT_THAT(message_of([] { catalog().find("meta-llama/Llama-3.1-8B-Instrukt", "--model"); }),
               HasSubstr("did you mean 'meta-llama/Llama-3.1-8B-Instruct'"));
   EXPECT_THAT(

@@ -54,6 +54,21 @@ struct ResolvedArchitecture {
 
 ResolvedArchitecture resolve_model(const ServeRequest& r, const llm::ModelCatalog& catalog) {
   ResolvedArchitecture out;
+  std::error_code dir_error;
+  if (std::filesystem::is_directory(r.model, dir_error)) {
+    // A model directory (a checkpoint downloaded or saved with save_pretrained), as transformers
+    // takes it: its config.json; a local directory wins over a catalog name, as there.
+    const std::filesystem::path config = std::filesystem::path(r.model) / "config.json";
+    if (!std::filesystem::is_regular_file(config, dir_error)) {
+      throw InvalidInput(fmt::format(
+          "{}: a directory without a config.json (expected a model directory as Hugging Face "
+          "saves one, a config.json, or a model of `nnergy serve --list-models`)",
+          r.model));
+    }
+    out.model = llm::parse_config(read_file(config.string()), config.string());
+    out.model.source = "config file " + config.string();
+    return out;
+  }
   if (looks_like_a_file(r.model)) {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(r.model, ec)) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -149,29 +150,47 @@ std::optional<ResolvedModel> ModelCatalog::resolve(const std::string& name) cons
     for (const CatalogModel& m : models_) {
       if (same(m.id)) return ResolvedModel{&m, std::nullopt, ""};
       for (const std::string& a : m.aliases) {
-        if (same(a)) return ResolvedModel{&m, std::nullopt, ""};
+        // An alias is another checkpoint of the same architecture: said, not silently renamed.
+        if (same(a)) {
+          return ResolvedModel{
+              &m, std::nullopt,
+              fmt::format("'{}' taken as {} (the same architecture; the catalog's entry for both)",
+                          name, m.id)};
+        }
       }
       for (const auto& [id, format] : m.format_variants) {
         if (same(id)) return ResolvedModel{&m, format, ""};
       }
     }
   }
-  // 3. The same name once the suffixes of derived checkpoints are set aside.
+  // 3. The same name once the suffixes of derived checkpoints are set aside. Where several
+  // entries share it (Qwen3-30B-A3B and its -Instruct-2507 release, whose context differs), the
+  // one whose name shares the longest beginning with the name asked for.
   std::string format;
   const std::string wanted = canonical(name, &format);
+  const std::string asked = without_organisation(key);
+  const CatalogModel* best = nullptr;
+  std::size_t best_shared = 0;
   for (const CatalogModel& m : models_) {
     std::vector<std::string> names = m.aliases;
     names.insert(names.begin(), m.id);
     for (const std::string& n : names) {
       if (canonical(n, nullptr) != wanted) continue;
-      ResolvedModel r{&m, format.empty() ? std::nullopt : std::optional<std::string>(format), ""};
-      r.note =
-          fmt::format("'{}' taken as {} (the same architecture{})", name, m.id,
-                      format.empty() ? "" : fmt::format("; {} weights, as its name says", format));
-      return r;
+      const std::string candidate = ascii_lower(without_organisation(n));
+      const auto [a, b] =
+          std::mismatch(asked.begin(), asked.end(), candidate.begin(), candidate.end());
+      const auto shared = static_cast<std::size_t>(a - asked.begin());
+      if (best == nullptr || shared > best_shared) {
+        best = &m;
+        best_shared = shared;
+      }
     }
   }
-  return std::nullopt;
+  if (best == nullptr) return std::nullopt;
+  ResolvedModel r{best, format.empty() ? std::nullopt : std::optional<std::string>(format), ""};
+  r.note = fmt::format("'{}' taken as {} (the same architecture{})", name, best->id,
+                       format.empty() ? "" : fmt::format("; {} weights, as its name says", format));
+  return r;
 }
 
 ResolvedModel ModelCatalog::find(const std::string& name, const std::string& setting) const {

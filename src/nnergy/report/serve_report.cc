@@ -56,11 +56,18 @@ std::string render_text(const ServeReport& r, bool layers) {
   const serve::ServeResult& t = r.result;
   std::string out;
   out += fmt::format("nnergy serve: {} ({})\n", r.model.id, r.model.model_type);
-  out +=
-      fmt::format("  parameters {} total{}, layers {}\n", billions(r.parameters.total / 1e9),
-                  r.model.is_moe() ? fmt::format(", {} active", billions(r.parameters.active / 1e9))
-                                   : std::string(),
-                  r.model.layer_count());
+  // Publishers that leave the input embedding (a lookup, no multiplications) out of the active
+  // count are compared like for like.
+  const bool without_embedding = r.model.published_active_excludes_embedding;
+  const double active = static_cast<double>(r.parameters.active) -
+                        (without_embedding ? static_cast<double>(r.parameters.embedding) : 0.0);
+  out += fmt::format(
+      "  parameters {} total{}, layers {}\n", billions(r.parameters.total / 1e9),
+      r.model.is_moe()
+          ? fmt::format(", {} active{}", billions(active / 1e9),
+                        without_embedding ? " (without the input embedding, as published)" : "")
+          : std::string(),
+      r.model.layer_count());
   out += fmt::format("  deployment {}, {} engine ({}), core clock {:g} MHz\n", parallelism(r),
                      r.engine_id, r.engine_release, r.clock_mhz);
   out += fmt::format("  precision {} weights{}, KV cache {}\n", r.precision,
@@ -236,22 +243,22 @@ std::string render_csv(const ServeReport& r) {
   out +=
       "batch,clock_mhz,fits,energy_per_output_token_j,output_tokens_per_s,"
       "output_tokens_per_s_per_gpu,time_per_output_token_s,ttft_s,request_latency_s,"
-      "energy_per_request_j,avg_power_w,avg_power_per_gpu_w\n";
-  const auto row = [&](const ServeSweepPoint& p) {
+      "energy_per_request_j,avg_power_w,avg_power_per_gpu_w,sweep\n";
+  // `sweep` says which sweep a row belongs to (batch, clock) or none (the single prediction):
+  // with --sweep-batch and --sweep-clocks both sweeps are written.
+  const auto row = [&](const ServeSweepPoint& p, std::string_view sweep) {
     const serve::ServeResult& t = p.result;
-    if (!p.fits) return fmt::format("{},{},false,,,,,,,,,\n", p.batch, p.clock_mhz);
-    return fmt::format("{},{},true,{},{},{},{},{},{},{},{},{}\n", t.batch, p.clock_mhz,
+    if (!p.fits) return fmt::format("{},{},false,,,,,,,,,,{}\n", p.batch, p.clock_mhz, sweep);
+    return fmt::format("{},{},true,{},{},{},{},{},{},{},{},{},{}\n", t.batch, p.clock_mhz,
                        t.energy_per_output_token_j, t.output_tokens_per_s,
                        t.output_tokens_per_s_per_gpu, t.time_per_output_token_s, t.ttft_s,
                        t.request_latency_s, t.energy_per_request_j, t.avg_power_w,
-                       t.avg_power_per_gpu_w);
+                       t.avg_power_per_gpu_w, sweep);
   };
-  if (!r.clock_sweep.empty()) {
-    for (const ServeSweepPoint& p : r.clock_sweep) out += row(p);
-  } else if (!r.batch_sweep.empty()) {
-    for (const ServeSweepPoint& p : r.batch_sweep) out += row(p);
-  } else {
-    out += row(ServeSweepPoint{r.result.batch, r.clock_mhz, true, r.result});
+  for (const ServeSweepPoint& p : r.batch_sweep) out += row(p, "batch");
+  for (const ServeSweepPoint& p : r.clock_sweep) out += row(p, "clock");
+  if (r.batch_sweep.empty() && r.clock_sweep.empty()) {
+    out += row(ServeSweepPoint{r.result.batch, r.clock_mhz, true, r.result}, "");
   }
   return out;
 }
