@@ -12,6 +12,7 @@
 #include <map>
 #include <utility>
 
+#include "json_depth_bomb.h"
 #include "nnergy/account/footprint.h"
 #include "nnergy/core/error.h"
 
@@ -247,6 +248,26 @@ TEST(AccountRunBadInput, EmptyPowerTraceAndBadSession) {
   }
   write(dir / "session.json", R"({"format_version": 1, "power_file": "p.csv"})");
   EXPECT_THROW(read_session_directory(dir), InvalidInput);  // no trace_file
+  fs::remove_all(dir);
+}
+
+// Security review: a session.json whose format_version (or a power device) was nested 100,000
+// deep went into the message through a recursive dump() and overflowed the stack (SIGSEGV).
+TEST(AccountRunBadInput, DeeplyNestedSessionIsInvalidInput) {
+  const fs::path dir = temporary_directory("deep_session");
+  for (const std::string& session :
+       {R"({"format_version": )" + test_support::nested_json_arrays() + "}",
+        R"({"format_version": 1, "trace_file": "t.json", "power_file": "p.csv",
+            "power_devices": {"gpu0": )" +
+            test_support::nested_json_arrays() + "}}"}) {
+    write(dir / "session.json", session);
+    try {
+      read_session_directory(dir);
+      ADD_FAILURE() << "no exception";
+    } catch (const InvalidInput& e) {
+      EXPECT_THAT(e.what(), HasSubstr("session.json: JSON nested deeper than 256 levels"));
+    }
+  }
   fs::remove_all(dir);
 }
 

@@ -3,10 +3,14 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "account_test_support.h"
+#include "json_depth_bomb.h"
 #include "nnergy/account/accounting_precision.h"
 #include "nnergy/account/footprint_writers.h"
 #include "nnergy/core/error.h"
@@ -131,6 +135,22 @@ TEST(FootprintWriters, CsvHasHeaderAndQuotedNames) {
   const std::string csv = footprint_csv({entry("a,b", 2, 4)}, "# tool: nnergy\n");
   EXPECT_THAT(csv, HasSubstr("# tool: nnergy\nname,energy_j,time_s,power_w,"));
   EXPECT_THAT(csv, HasSubstr("\"a,b\",2,4,0.5,"));
+}
+
+// Security review: `nnergy account compare` wrote an entry nested 100,000 deep into its message
+// through a recursive dump() and overflowed the stack (SIGSEGV).
+TEST(FootprintWriters, ReadingADeeplyNestedFootprintIsInvalidInput) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() /
+      ("nnergy_deep_footprint_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << R"({"tef": {"entries": [)" << test_support::nested_json_arrays() << "]}}";
+  try {
+    read_footprint_json(path);
+    ADD_FAILURE() << "no exception";
+  } catch (const InvalidInput& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path.string() + ": JSON nested deeper than 256 levels"));
+  }
+  std::filesystem::remove(path);
 }
 
 }  // namespace

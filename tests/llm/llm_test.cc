@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "json_depth_bomb.h"
 #include "nnergy/core/error.h"
 #include "nnergy/llm/config_reader.h"
 #include "nnergy/llm/model_catalog.h"
@@ -155,6 +156,17 @@ TEST(ConfigReader, RefusesWhatItCannotRead) {
                              "c.json");
               }),
               HasSubstr("expected 3 characters (num_hidden_layers)"));
+}
+
+// Security review: a config.json whose hidden_size is nested 100,000 deep went into the message
+// through a recursive dump() and overflowed the stack (SIGSEGV) of `nnergy serve`.
+TEST(ConfigReader, RefusesADeeplyNestedConfigBeforeParsingIt) {
+  const std::string bomb = R"({"model_type": "llama", "hidden_size": )" +
+                           test_support::nested_json_arrays() +
+                           R"(, "vocab_size": 100, "num_hidden_layers": 2,
+                         "num_attention_heads": 8, "intermediate_size": 64})";
+  EXPECT_THAT(message_of([&] { parse_config(bomb, "c.json"); }),
+              HasSubstr("c.json: JSON nested deeper than 256 levels"));
 }
 
 // A small dense GQA model whose step work has closed forms.

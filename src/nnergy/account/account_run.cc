@@ -10,6 +10,7 @@
 #include "nnergy/account/hierarchy.h"
 #include "nnergy/core/error.h"
 #include "nnergy/core/huge_pages.h"
+#include "nnergy/core/json_document.h"
 
 namespace nnergy::account {
 namespace {
@@ -36,9 +37,11 @@ AccountInputs read_session_directory(const std::filesystem::path& directory, Set
                        setting_name(names, "trace_files", "trace") + " and " +
                        setting_name(names, "power_files", "power") + ")");
   }
+  std::ostringstream text;
+  text << in.rdbuf();
   nlohmann::json session;
   try {
-    session = nlohmann::json::parse(in);
+    session = core::parse_json_document(text.str(), file.string());
   } catch (const nlohmann::json::exception& e) {
     throw InvalidInput(file.string() + ": expected JSON, found unparsable text (" + e.what() + ")");
   }
@@ -53,7 +56,7 @@ AccountInputs read_session_directory(const std::filesystem::path& directory, Set
       session["format_version"] != 1) {
     throw InvalidInput(file.string() + ": expected \"format_version\": 1, found " +
                        (session.is_object() && session.contains("format_version")
-                            ? session["format_version"].dump()
+                            ? core::describe_json_value(session["format_version"])
                             : std::string("none")));
   }
   AccountInputs inputs;
@@ -69,7 +72,7 @@ AccountInputs read_session_directory(const std::filesystem::path& directory, Set
       if (!device.is_string()) {
         throw InvalidInput(file.string() + ": expected \"power_devices\"[\"" + source +
                            "\"] to be a device string (\"cpu\", \"gpu:0\"), found " +
-                           device.dump());
+                           core::describe_json_value(device));
       }
       inputs.source_devices[source] = device.get<std::string>();
     }
