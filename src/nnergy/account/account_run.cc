@@ -1,12 +1,16 @@
 #include "nnergy/account/account_run.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_set>
 
+#include "nnergy/account/footprint.h"
 #include "nnergy/account/hierarchy.h"
 #include "nnergy/core/error.h"
 #include "nnergy/core/huge_pages.h"
@@ -23,6 +27,26 @@ double timeline_energy_j(const PowerTimeline& timeline, bool interpolate) {
                             : timeline.power_w[i] * dt;
   }
   return energy_j;
+}
+
+// Counts the distinct qualified names deeper than the EDD nests (name_path keeps their levels
+// from the kMaxEddDepth-th on as one) and says so in the run's warnings.
+void warn_of_deep_names(AccountRun& run) {
+  // The events view interned names: each distinct text is measured once.
+  std::unordered_set<const char*> measured;
+  std::unordered_set<std::string_view> deep;
+  for (const TraceEvent& event : run.events) {
+    const std::string_view name = event.qualified_name;
+    if (name.size() < kMaxEddDepth || !measured.insert(name.data()).second) continue;
+    if (name_depth(name) > kMaxEddDepth) deep.insert(name);
+  }
+  if (deep.empty()) return;
+  const std::string_view example = *std::min_element(deep.begin(), deep.end());
+  run.warnings.push_back(fmt::format(
+      "{} event name{} deeper than {} module levels (e.g. '{}{}'); the energy distribution "
+      "diagram keeps {} levels from the {}th on as one",
+      deep.size(), deep.size() == 1 ? " nests" : "s nest", kMaxEddDepth, example.substr(0, 60),
+      example.size() > 60 ? "..." : "", deep.size() == 1 ? "its" : "their", kMaxEddDepth));
 }
 
 }  // namespace
@@ -170,6 +194,8 @@ AccountRun load_account_run(const AccountInputs& inputs, const TraceReaderRegist
     l.trace.events = {};
     run.names.push_back(std::move(l.trace.names));
   }
+
+  warn_of_deep_names(run);
 
   std::map<std::string, std::vector<measure::PowerTrace>> by_device;
   for (const auto& path : inputs.power_files) {
