@@ -203,6 +203,15 @@ TEST_F(JobRecords, ADeeplyNestedRecordIsInvalidInput) {
   }
 }
 
+// nlohmann::json throws out_of_range, not parse_error, for a number beyond double's range; it
+// escaped read_record as an internal error (exit 1) instead of the record's InvalidInput.
+TEST_F(JobRecords, ANumberBeyondDoubleIsInvalidInput) {
+  std::ofstream(dir_ / "job-1.step-0.n1.json")
+      << R"({"schema": "nnergy-job-energy/1", "job_id": 1e999})";
+  EXPECT_THAT(message_of([&] { read_records(dir_, "--dir"); }),
+              HasSubstr("job-1.step-0.n1.json: not JSON"));
+}
+
 TEST(JobEnergy, TheBatchStepSpansTheJobsStepsOnItsNode) {
   // The batch step (100 J) contains srun step 0 (60 J) on the same GPU: the job used 100 J.
   const std::vector<JobEnergyRecord> records = {record("7", "batch", "ada", 100),
