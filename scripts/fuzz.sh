@@ -16,6 +16,11 @@ build="$root/build/sanitize"
 work="${NNERGY_FUZZ_WORK:-$build/work}"
 targets=(onnx_import account_trace power_trace model_file device_catalog published_measurements
          dataset llm_config)
+# The JSON readers: their inputs may be up to 1 MiB (-max_len), so that documents nested 100,000
+# deep (the 200 KB regress-*-100000-* seeds) and longer ones are tried. libFuzzer's default
+# -max_len follows the largest seed.
+json_targets=(account_trace power_trace model_file device_catalog published_measurements llm_config)
+json_max_len=1048576
 
 usage() {
   sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//' >&2
@@ -70,6 +75,7 @@ for t in "${run_targets[@]}"; do
   args=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
         -artifact_prefix="$dir/artifacts/")
   [[ -f "$root/fuzz/dict/$t.dict" ]] && args+=(-dict="$root/fuzz/dict/$t.dict")
+  for j in "${json_targets[@]}"; do [[ "$j" == "$t" ]] && args+=(-max_len="$json_max_len"); done
   log="$dir/last_run.log"
   rc=0
   # shellcheck disable=SC2086 # NNERGY_FUZZ_ARGS: extra libFuzzer flags, split on spaces

@@ -12,8 +12,11 @@
 #include <map>
 #include <utility>
 
+#include "json_depth_bomb.h"
 #include "nnergy/account/footprint.h"
+#include "nnergy/account/footprint_writers.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_text.h"
 
 namespace nnergy::account {
 namespace {
@@ -247,6 +250,79 @@ TEST(AccountRunBadInput, EmptyPowerTraceAndBadSession) {
   }
   write(dir / "session.json", R"({"format_version": 1, "power_file": "p.csv"})");
   EXPECT_THROW(read_session_directory(dir), InvalidInput);  // no trace_file
+  fs::remove_all(dir);
+}
+
+// Security review: a session.json whose format_version (or a power device) was nested 100,000
+// deep went into the message through a recursive dump() and overflowed the stack (SIGSEGV).
+TEST(AccountRunBadInput, DeeplyNestedSessionIsInvalidInput) {
+  const fs::path dir = temporary_directory("deep_session");
+  for (const std::string& session :
+       {R"({"format_version": )" + test_support::nested_json_arrays() + "}",
+        R"({"format_version": 1, "trace_file": "t.json", "power_file": "p.csv",
+            "power_devices": {"gpu0": )" +
+            test_support::nested_json_arrays() + "}}"}) {
+    write(dir / "session.json", session);
+    try {
+      read_session_directory(dir);
+      ADD_FAILURE() << "no exception";
+    } catch (const InvalidInput& e) {
+      EXPECT_THAT(e.what(), HasSubstr("session.json: JSON nested deeper than 256 levels"));
+    }
+  }
+  fs::remove_all(dir);
+}
+
+// Security review: one trace event named with 100,000 '/' (200 KB) crashed `nnergy account`
+// (SIGSEGV in TreeBuilder::finish, one recursion per level of the EDD), and at 10,000 levels its
+// --json document was 1.8 GB. The EDD now stops at kMaxEddDepth levels, with a warning.
+TEST(AccountRun, AnEventNamedDeeperThanTheEddNestsIsCappedWithAWarning) {
+  const fs::path dir = temporary_directory("deep_name");
+  std::string name;
+  for (int i = 0; i < 100000; ++i) name += "m/";
+  name += "op";
+  write(dir / "trace.json",
+        R"({"baseTimeNanoseconds": 1700000000000000000, "traceEvents": [
+             {"ph": "X", "cat": "cpu_op", "name": ")" +
+            name + R"(", "pid": 1, "tid": 1, "ts": 1000, "dur": 500000},
+             {"ph": "X", "cat": "cpu_op", "name": "shallow", "pid": 1, "tid": 1, "ts": 600000,
+              "dur": 100000}]})");
+  std::string power =
+      "# source: synthetic|synthetic|synthetic||||true|false|true\n"
+      "source,time_s,epoch_s,power_w,energy_j,sm_clock_mhz,memory_clock_mhz,temperature_c,"
+      "throttle_reasons\n";
+  for (int k = 0; k <= 10; ++k) {
+    power += "synthetic," + std::to_string(0.1 * k) + "," + std::to_string(1700000000 + 0.1 * k) +
+             ",100,,,,,0\n";
+  }
+  write(dir / "power.csv", power);
+  AccountInputs inputs;
+  inputs.trace_files = {dir / "trace.json"};
+  inputs.power_files = {dir / "power.csv"};
+  inputs.source_devices["synthetic"] = "cpu";
+  const AccountRun run = load_account_run(inputs, standard_readers(), false);
+  std::size_t deep_warnings = 0;
+  for (const std::string& w : run.warnings) {
+    if (w.find("1 event name nests deeper than 64 module levels") != std::string::npos) {
+      ++deep_warnings;
+      EXPECT_LT(w.size(), 300u);
+    }
+  }
+  EXPECT_EQ(deep_warnings, 1u);
+
+  const Accounting accounting = account_energy(run.events, run.power, {});
+  const Footprint tef = tensor_energy_footprint(run.events, accounting);
+  const std::vector<SummarizeRule> rules = default_summarize_rules();
+  const Footprint stef = summarize(tef, rules);
+  const nlohmann::ordered_json document =
+      accounting_json(run, accounting, tef, stef, rules, RunContext{});
+  std::size_t levels = 0;
+  for (const nlohmann::ordered_json* node = &document["edd"]; !(*node)["children"].empty();
+       node = &(*node)["children"][0]) {
+    ++levels;
+  }
+  EXPECT_EQ(levels, kMaxEddDepth);
+  EXPECT_LT(core::json_text(document).size(), 1000000u);
   fs::remove_all(dir);
 }
 

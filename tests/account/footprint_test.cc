@@ -3,13 +3,18 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "account_test_support.h"
+#include "json_depth_bomb.h"
 #include "nnergy/account/accounting_precision.h"
 #include "nnergy/account/footprint_writers.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_text.h"
 
 namespace nnergy::account {
 namespace {
@@ -97,6 +102,43 @@ TEST(Footprint, EddNestsAndSumsEachLevel) {
   EXPECT_DOUBLE_EQ(a.children[1].energy_j, 3.0);
 }
 
+// Security review: one trace event named with 100,000 '/' nested the EDD 100,000 levels deep, so
+// that TreeBuilder::finish recursed once per level and overflowed the stack (SIGSEGV); at 10,000
+// levels the indented JSON of the EDD was 1.8 GB.
+TEST(Footprint, EddDepthIsCappedAndADeepNameKeepsItsRestAsTheLastLevel) {
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "m/";
+  deep += "op";
+  EXPECT_EQ(name_depth(deep), 100001u);
+  const std::vector<std::string> path = name_path(deep);
+  ASSERT_EQ(path.size(), kMaxEddDepth);
+  EXPECT_EQ(path[kMaxEddDepth - 2], "m");
+  EXPECT_EQ(path.back(), deep.substr(2 * (kMaxEddDepth - 1)));
+
+  // A name exactly at the cap, and the dotted scopes, are split as before.
+  std::string at_cap;
+  // (kMaxEddDepth - 2) / 2 scopes of two components, then "c" and "op": kMaxEddDepth components.
+  for (std::size_t i = 0; i < (kMaxEddDepth - 2) / 2; ++i) at_cap += "a.b/";
+  at_cap += "c/";
+  at_cap += "op";
+  EXPECT_EQ(name_depth(at_cap), kMaxEddDepth);
+  EXPECT_EQ(name_path(at_cap).back(), "op");
+  EXPECT_EQ(name_depth("A..b//op"), 3u);
+
+  const EddNode edd = energy_distribution_diagram({entry(deep, 5), entry("a.b/op", 1)});
+  std::size_t levels = 0;
+  const EddNode* node = &edd;
+  while (!node->children.empty()) {
+    node = &node->children.front();  // the deep name's branch holds the most energy
+    ++levels;
+  }
+  EXPECT_EQ(levels, kMaxEddDepth);
+  EXPECT_DOUBLE_EQ(node->energy_j, 5);
+  EXPECT_EQ(node->name, path.back());
+  EXPECT_LT(core::json_text(edd_json(edd)).size(), 1000000u);
+  EXPECT_LT(folded_stacks({entry(deep, 5)}, 0).size(), 300000u);
+}
+
 TEST(Footprint, SimilarityIsPearsonOverTheUnionOfNames) {
   const Footprint a = {entry("x", 1), entry("y", 2), entry("z", 3)};
   const Footprint doubled = {entry("x", 2), entry("y", 4), entry("z", 6)};
@@ -131,6 +173,22 @@ TEST(FootprintWriters, CsvHasHeaderAndQuotedNames) {
   const std::string csv = footprint_csv({entry("a,b", 2, 4)}, "# tool: nnergy\n");
   EXPECT_THAT(csv, HasSubstr("# tool: nnergy\nname,energy_j,time_s,power_w,"));
   EXPECT_THAT(csv, HasSubstr("\"a,b\",2,4,0.5,"));
+}
+
+// Security review: `nnergy account compare` wrote an entry nested 100,000 deep into its message
+// through a recursive dump() and overflowed the stack (SIGSEGV).
+TEST(FootprintWriters, ReadingADeeplyNestedFootprintIsInvalidInput) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() /
+      ("nnergy_deep_footprint_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << R"({"tef": {"entries": [)" << test_support::nested_json_arrays() << "]}}";
+  try {
+    read_footprint_json(path);
+    ADD_FAILURE() << "no exception";
+  } catch (const InvalidInput& e) {
+    EXPECT_THAT(e.what(), HasSubstr(path.string() + ": JSON nested deeper than 256 levels"));
+  }
+  std::filesystem::remove(path);
 }
 
 }  // namespace

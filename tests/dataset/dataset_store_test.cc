@@ -143,7 +143,7 @@ TEST(OpJson, ColumnsNotAsNnergyWritesThemNameWhereAndWhat) {
   };
   EXPECT_THAT(message([] { parse_attributes_json(R"({"names":["a","b"]})", "f: row 3"); }),
               ::testing::StartsWith("f: row 3.names: expected a number, a string or a list of "
-                                    "numbers, found [\"a\",\"b\"]"));
+                                    "numbers, found an array of 2 elements: [\"a\",\"b\"]"));
   EXPECT_THAT(message([] { parse_attributes_json("[1]", "f: row 3"); }),
               ::testing::StartsWith("f: row 3: expected a JSON object, found array"));
   EXPECT_THAT(message([] { parse_attributes_json("{", "f: row 3"); }),

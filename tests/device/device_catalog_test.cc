@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "json_depth_bomb.h"
 #include "nnergy/core/error.h"
 
 namespace nnergy::device {
@@ -278,6 +279,22 @@ TEST(DeviceCatalog, CountsOutsideTheirRangeOrWithAFractionAreInvalidInput) {
               HasSubstr("device 'toy'.sm_count: expected a whole number"));
   EXPECT_THAT(message_of(device_json("sm_count", "\"sm_count\": 10, \"release_year\": -3e30")),
               HasSubstr("device 'toy'.release_year: expected a whole number of years"));
+}
+
+// Security review: a value nested 100,000 deep went into the message through a recursive dump()
+// and overflowed the stack (SIGSEGV) of every command, which all load the user catalog. The
+// catalog is now refused before it is parsed.
+TEST(DeviceCatalog, DeeplyNestedDocumentIsInvalidInput) {
+  const std::string bomb =
+      R"({"devices": [], "schema_version": )" + test_support::nested_json_arrays() + "}";
+  // The root object opens level 1: the value reaches level 257 with its 256th bracket.
+  EXPECT_THAT(message_of(bomb),
+              HasSubstr("user.json: JSON nested deeper than 256 levels at byte 290"));
+  // Within the limit, a deep value is described in a line, not written out.
+  const std::string deep_tdp = R"("tdp_w": )" + test_support::nested_json_arrays(250);
+  EXPECT_THAT(message_of(device_json("tdp_w", deep_tdp)),
+              HasSubstr("tdp_w: expected a number in W, found an array of 1 element: [[[["));
+  EXPECT_LT(message_of(device_json("tdp_w", deep_tdp)).size(), 200u);
 }
 
 TEST(DeviceCatalog, UserCatalogReplacesAndAdds) {

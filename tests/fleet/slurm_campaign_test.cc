@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "json_depth_bomb.h"
 #include "nnergy/core/error.h"
 #include "nnergy/fleet/job_energy_record.h"
 #include "nnergy/fleet/job_summary.h"
@@ -273,6 +274,32 @@ TEST_F(JobRecords, AMalformedRecordNamesItsFile) {
   std::ofstream(dir_ / "job-1.step-0.n1.json") << "{\"schema\": \"nnergy-job-energy/1\"}";
   EXPECT_THAT(message_of([&] { read_records(dir_, "--dir"); }), HasSubstr("job-1.step-0.n1.json"));
   EXPECT_THAT(message_of([&] { read_records(dir_ / "missing", "--dir"); }), HasSubstr("--dir"));
+}
+
+// Security review: a record whose "gpus" was nested deep was copied recursively, which
+// overflowed the stack (SIGSEGV) of `nnergy jobs` at 100,000 levels under the sanitizers and at
+// 1,000,000 levels (a 2 MB record) in a release build.
+TEST_F(JobRecords, ADeeplyNestedRecordIsInvalidInput) {
+  for (const std::size_t depth :
+       {test_support::kJsonBombDepth, 10 * test_support::kJsonBombDepth}) {
+    std::ofstream(dir_ / "job-1.step-0.n1.json")
+        << R"({"schema": "nnergy-job-energy/1", "job_id": "1", "step": "0", "array_job_id": "",
+            "array_task_id": "", "user": "ada", "partition": "p", "node": "n1",
+            "start_epoch_s": 0, "end_epoch_s": 1, "gpus": )"
+        << test_support::nested_json_arrays(depth) << "}";
+    EXPECT_THAT(message_of([&] { read_records(dir_, "--dir"); }),
+                HasSubstr("job-1.step-0.n1.json: JSON nested deeper than 256 levels"))
+        << depth;
+  }
+}
+
+// nlohmann::json throws out_of_range, not parse_error, for a number beyond double's range; it
+// escaped read_record as an internal error (exit 1) instead of the record's InvalidInput.
+TEST_F(JobRecords, ANumberBeyondDoubleIsInvalidInput) {
+  std::ofstream(dir_ / "job-1.step-0.n1.json")
+      << R"({"schema": "nnergy-job-energy/1", "job_id": 1e999})";
+  EXPECT_THAT(message_of([&] { read_records(dir_, "--dir"); }),
+              HasSubstr("job-1.step-0.n1.json: not JSON"));
 }
 
 TEST(JobEnergy, TheBatchStepSpansTheJobsStepsOnItsNode) {

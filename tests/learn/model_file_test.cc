@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "json_depth_bomb.h"
 #include "learn_fixture.h"
 #include "nnergy/core/error.h"
 
@@ -196,6 +197,19 @@ TEST_F(ModelFileTest, NumberBeyondDoubleIsInvalidInput) {
     FAIL() << "expected InvalidInput";
   } catch (const InvalidInput& e) {
     EXPECT_THAT(e.what(), HasSubstr("big.nnp: not an nnergy model file: not valid JSON"));
+  }
+}
+
+// Security review: a format_version nested 100,000 deep went into the message through a recursive
+// dump() and overflowed the stack (SIGSEGV).
+TEST_F(ModelFileTest, DeeplyNestedFileIsInvalidInput) {
+  try {
+    ModelFile::parse(R"({"format": "nnergy-predictor", "format_version": )" +
+                         test_support::nested_json_arrays() + "}",
+                     "deep.nnp", registry_);
+    FAIL() << "expected InvalidInput";
+  } catch (const InvalidInput& e) {
+    EXPECT_THAT(e.what(), HasSubstr("deep.nnp: JSON nested deeper than 256 levels"));
   }
 }
 

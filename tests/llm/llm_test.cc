@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "json_depth_bomb.h"
 #include "nnergy/core/error.h"
 #include "nnergy/llm/config_reader.h"
 #include "nnergy/llm/model_catalog.h"
@@ -181,6 +182,17 @@ TEST(ConfigReader, RefusesALayerCountNoModelHasBeforeWalkingIt) {
               }),
               HasSubstr("c.json: field 'num_hidden_layers': expected at most 1024 layers"));
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(1));
+}
+
+// Security review: a config.json whose hidden_size is nested 100,000 deep went into the message
+// through a recursive dump() and overflowed the stack (SIGSEGV) of `nnergy serve`.
+TEST(ConfigReader, RefusesADeeplyNestedConfigBeforeParsingIt) {
+  const std::string bomb = R"({"model_type": "llama", "hidden_size": )" +
+                           test_support::nested_json_arrays() +
+                           R"(, "vocab_size": 100, "num_hidden_layers": 2,
+                         "num_attention_heads": 8, "intermediate_size": 64})";
+  EXPECT_THAT(message_of([&] { parse_config(bomb, "c.json"); }),
+              HasSubstr("c.json: JSON nested deeper than 256 levels"));
 }
 
 // A small dense GQA model whose step work has closed forms.

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "json_depth_bomb.h"
 #include "nnergy/core/error.h"
 #include "nnergy/measure/power_trace_format.h"
 
@@ -321,6 +322,15 @@ TEST(TraceJson, ErrorsNameThePlace) {
               }),
               HasSubstr("t.json: sources[0].samples[0].power_w: expected a number or null, found "
                         "\"7 W\""));
+}
+
+// Security review: a source's info nested 100,000 deep went into the message through a recursive
+// dump() and overflowed the stack (SIGSEGV) of `nnergy account`, which reads these power files.
+TEST(TraceJson, DeeplyNestedTraceIsInvalidInput) {
+  const std::string bomb =
+      R"({"sources": [{"info": )" + test_support::nested_json_arrays() + R"(, "samples": []}]})";
+  EXPECT_THAT(message_of([&] { read_trace_text(bomb, "t.json", nullptr); }),
+              HasSubstr("t.json: JSON nested deeper than 256 levels"));
 }
 
 // ---- nvidia-smi logs --------------------------------------------------------------------------

@@ -185,6 +185,9 @@ TEST_P(XgboostKindTest, ACorruptModelIsInvalidInput) {
   expect_malformed(std::string("[$Z#L") + std::string("\x40\0\0\0\0\0\0\0", 8), "2^62 nulls");
   expect_malformed(std::string("[#i\x05") + "i\x01", "five elements announced, one present");
   expect_malformed(ubj + "Z", "a second value after the model");
+  // Arrays nested 100,000 deep: nlohmann's UBJSON reader recursed once per level and overflowed
+  // the stack (SIGSEGV) before the walk refused them.
+  expect_malformed(std::string(100000, '['), "arrays nested 100,000 deep");
 
   // Well-formed UBJSON whose trees XGBoost 1.7 would index out of bounds (a parent past the last
   // node made RegTree::LoadModel read outside the tree; fuzz/model_file found it).

@@ -1,15 +1,20 @@
 #include "nnergy/account/account_run.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_set>
 
+#include "nnergy/account/footprint.h"
 #include "nnergy/account/hierarchy.h"
 #include "nnergy/core/error.h"
 #include "nnergy/core/huge_pages.h"
+#include "nnergy/core/json_document.h"
 
 namespace nnergy::account {
 namespace {
@@ -24,6 +29,26 @@ double timeline_energy_j(const PowerTimeline& timeline, bool interpolate) {
   return energy_j;
 }
 
+// Counts the distinct qualified names deeper than the EDD nests (name_path keeps their levels
+// from the kMaxEddDepth-th on as one) and says so in the run's warnings.
+void warn_of_deep_names(AccountRun& run) {
+  // The events view interned names: each distinct text is measured once.
+  std::unordered_set<const char*> measured;
+  std::unordered_set<std::string_view> deep;
+  for (const TraceEvent& event : run.events) {
+    const std::string_view name = event.qualified_name;
+    if (name.size() < kMaxEddDepth || !measured.insert(name.data()).second) continue;
+    if (name_depth(name) > kMaxEddDepth) deep.insert(name);
+  }
+  if (deep.empty()) return;
+  const std::string_view example = *std::min_element(deep.begin(), deep.end());
+  run.warnings.push_back(fmt::format(
+      "{} event name{} deeper than {} module levels (e.g. '{}{}'); the energy distribution "
+      "diagram keeps {} levels from the {}th on as one",
+      deep.size(), deep.size() == 1 ? " nests" : "s nest", kMaxEddDepth, example.substr(0, 60),
+      example.size() > 60 ? "..." : "", deep.size() == 1 ? "its" : "their", kMaxEddDepth));
+}
+
 }  // namespace
 
 AccountInputs read_session_directory(const std::filesystem::path& directory, SettingNames names) {
@@ -36,9 +61,11 @@ AccountInputs read_session_directory(const std::filesystem::path& directory, Set
                        setting_name(names, "trace_files", "trace") + " and " +
                        setting_name(names, "power_files", "power") + ")");
   }
+  std::ostringstream text;
+  text << in.rdbuf();
   nlohmann::json session;
   try {
-    session = nlohmann::json::parse(in);
+    session = core::parse_json_document(text.str(), file.string());
   } catch (const nlohmann::json::exception& e) {
     throw InvalidInput(file.string() + ": expected JSON, found unparsable text (" + e.what() + ")");
   }
@@ -53,7 +80,7 @@ AccountInputs read_session_directory(const std::filesystem::path& directory, Set
       session["format_version"] != 1) {
     throw InvalidInput(file.string() + ": expected \"format_version\": 1, found " +
                        (session.is_object() && session.contains("format_version")
-                            ? session["format_version"].dump()
+                            ? core::describe_json_value(session["format_version"])
                             : std::string("none")));
   }
   AccountInputs inputs;
@@ -69,7 +96,7 @@ AccountInputs read_session_directory(const std::filesystem::path& directory, Set
       if (!device.is_string()) {
         throw InvalidInput(file.string() + ": expected \"power_devices\"[\"" + source +
                            "\"] to be a device string (\"cpu\", \"gpu:0\"), found " +
-                           device.dump());
+                           core::describe_json_value(device));
       }
       inputs.source_devices[source] = device.get<std::string>();
     }
@@ -167,6 +194,8 @@ AccountRun load_account_run(const AccountInputs& inputs, const TraceReaderRegist
     l.trace.events = {};
     run.names.push_back(std::move(l.trace.names));
   }
+
+  warn_of_deep_names(run);
 
   std::map<std::string, std::vector<measure::PowerTrace>> by_device;
   for (const auto& path : inputs.power_files) {

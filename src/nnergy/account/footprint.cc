@@ -32,6 +32,8 @@ Footprint sorted(std::unordered_map<Key, FootprintEntry>&& entries) {
   return result;
 }
 
+// One node per name prefix. finish() recurses once per level: name_path caps the levels at
+// kMaxEddDepth.
 struct TreeBuilder {
   EddNode node;
   std::map<std::string, TreeBuilder> children;
@@ -152,28 +154,54 @@ double accounting_similarity(const Footprint& a, const Footprint& b) {
   return statistics::pearson_correlation(x, y);
 }
 
-std::vector<std::string> name_path(const std::string& qualified_name) {
-  std::vector<std::string> slash_parts;
+namespace {
+
+// Calls visit(begin, end) with the byte range of each component of `name` (as name_path splits
+// it, without the cap), in order, until visit returns false.
+template <typename Visit>
+void for_each_component(std::string_view name, Visit&& visit) {
   std::size_t begin = 0;
   while (true) {
-    const std::size_t slash = qualified_name.find('/', begin);
-    slash_parts.push_back(qualified_name.substr(begin, slash - begin));
-    if (slash == std::string::npos) break;
-    begin = slash + 1;
-  }
-  std::vector<std::string> path;
-  for (std::size_t k = 0; k + 1 < slash_parts.size(); ++k) {
+    const std::size_t slash = name.find('/', begin);
+    if (slash == std::string_view::npos) {
+      visit(begin, name.size());
+      return;
+    }
+    // A scope component, split again at '.'; empty pieces ("a..b", "//") are left out.
+    const std::string_view scope = name.substr(begin, slash - begin);
     std::size_t from = 0;
-    const std::string& part = slash_parts[k];
     while (true) {
-      const std::size_t dot = part.find('.', from);
-      const std::string piece = part.substr(from, dot - from);
-      if (!piece.empty()) path.push_back(piece);
-      if (dot == std::string::npos) break;
+      const std::size_t dot = scope.find('.', from);
+      const std::size_t end = dot == std::string_view::npos ? scope.size() : dot;
+      if (end > from && !visit(begin + from, begin + end)) return;
+      if (dot == std::string_view::npos) break;
       from = dot + 1;
     }
+    begin = slash + 1;
   }
-  path.push_back(slash_parts.back());
+}
+
+}  // namespace
+
+std::size_t name_depth(std::string_view qualified_name) {
+  std::size_t depth = 0;
+  for_each_component(qualified_name, [&](std::size_t, std::size_t) {
+    ++depth;
+    return true;
+  });
+  return depth;
+}
+
+std::vector<std::string> name_path(const std::string& qualified_name) {
+  std::vector<std::string> path;
+  for_each_component(qualified_name, [&](std::size_t begin, std::size_t end) {
+    if (path.size() + 1 == kMaxEddDepth) {
+      path.push_back(qualified_name.substr(begin));  // this level and all deeper ones, as one
+      return false;
+    }
+    path.push_back(qualified_name.substr(begin, end - begin));
+    return true;
+  });
   return path;
 }
 

@@ -2,6 +2,7 @@
 
 #include <regex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "nnergy/account/energy_sweep.h"
@@ -62,8 +63,20 @@ Footprint merge_footprints(const std::vector<Footprint>& footprints);
 /// InvalidInput when fewer than 2 names or a footprint's energies are constant.
 double accounting_similarity(const Footprint& a, const Footprint& b);
 
+/// The deepest the EDD nests below its root, in levels: a name of more components (name_depth)
+/// keeps everything from its 64th component on as one last level. Real module paths nest a few
+/// dozen levels at most; a trace event named with 100,000 '/' would otherwise give a tree that
+/// deep, whose recursive walks overflow the stack and whose indented JSON grows quadratically.
+inline constexpr std::size_t kMaxEddDepth = 64;
+
+/// How many components `qualified_name` has as name_path splits it, without the cap: split at
+/// '/', and the scope (all but the last component) also at '.', empty scope pieces left out.
+std::size_t name_depth(std::string_view qualified_name);
+
 /// The components of a qualified name as the EDD nests them: split at '/', and the scope (all
-/// but the last component) also at '.' (PyTorch module paths "layer1.0.conv1").
+/// but the last component) also at '.' (PyTorch module paths "layer1.0.conv1"), empty scope
+/// pieces left out. At most kMaxEddDepth components: the last one of a deeper name is the rest of
+/// the name from its kMaxEddDepth-th component on, separators included.
 std::vector<std::string> name_path(const std::string& qualified_name);
 
 /// A node of the energy distribution diagram (seed 001 Def. 3.2; EDD reconstruction T2E §3.3).
@@ -76,7 +89,8 @@ struct EddNode {
   std::vector<EddNode> children;  ///< sorted by energy, largest first
 };
 
-/// The EDD of a footprint: one node per name prefix.
+/// The EDD of a footprint: one node per name prefix (name_path), at most kMaxEddDepth levels below
+/// the root "total".
 EddNode energy_distribution_diagram(const Footprint& footprint);
 
 }  // namespace nnergy::account

@@ -7,9 +7,11 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <sstream>
 
 #include "nnergy/core/csv.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 #include "nnergy/core/json_text.h"
 
 namespace nnergy::account {
@@ -191,9 +193,11 @@ Footprint read_footprint_json(const std::filesystem::path& path) {
   const std::string name = path.string();
   std::ifstream in(path);
   if (!in) throw InvalidInput(name + ": cannot open the footprint file for reading");
+  std::ostringstream text;
+  text << in.rdbuf();
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = core::parse_json_document(text.str(), name);
   } catch (const nlohmann::json::exception& e) {
     throw InvalidInput(name +
                        ": expected JSON written by `nnergy account --json`, found "
@@ -209,7 +213,7 @@ Footprint read_footprint_json(const std::filesystem::path& path) {
     if (!entry.contains("name") || !entry["name"].is_string() || !entry.contains("energy_j") ||
         !entry["energy_j"].is_number()) {
       throw InvalidInput(name + ": expected entries with \"name\" and \"energy_j\", found " +
-                         entry.dump().substr(0, 80));
+                         core::describe_json_value(entry));
     }
     FootprintEntry e;
     e.name = entry["name"].get<std::string>();

@@ -6,6 +6,7 @@
 
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 #include "nnergy/core/setting_name.h"
 #include "nnergy/core/text.h"
 #include "nnergy/device/device_catalog.h"
@@ -23,7 +24,7 @@ ordered_json read_catalog_json(const std::filesystem::path& path, const std::str
   text << file.rdbuf();
   ordered_json root;
   try {
-    root = ordered_json::parse(text.str());
+    root = core::parse_ordered_json_document(text.str(), flag + " " + path.string());
   } catch (const ordered_json::exception& e) {  // parse_error, or out_of_range: a number > 1e308
     throw InvalidInput(flag + " " + path.string() + ": not valid JSON (" + e.what() + ")");
   }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 
 namespace nnergy::calibration {
 
@@ -22,7 +23,7 @@ json read_json(const std::filesystem::path& path) {
   std::ostringstream text;
   text << in.rdbuf();
   try {
-    return json::parse(text.str());
+    return core::parse_json_document(text.str(), path.string());
   } catch (const json::exception& e) {
     throw InvalidInput(path.string() + ": not valid JSON (" + std::string(e.what()) + ")");
   }

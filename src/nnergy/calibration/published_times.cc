@@ -9,10 +9,12 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include "nnergy/calibration/time_calibration.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 #include "nnergy/core/text.h"
 #include "nnergy/graph/zoo.h"
 
@@ -27,8 +29,10 @@ nlohmann::json read_mapping(const std::filesystem::path& path) {
                        ": cannot be read (the mapping of published measurements "
                        "to devices and networks)");
   }
+  std::ostringstream text;
+  text << in.rdbuf();
   try {
-    return nlohmann::json::parse(in);
+    return core::parse_json_document(text.str(), path.string());
   } catch (const nlohmann::json::exception& e) {
     throw InvalidInput(path.string() + ": not valid JSON: " + e.what());
   }

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 
 namespace nnergy::dataset {
 
@@ -17,7 +18,7 @@ using nlohmann::ordered_json;
 
 json parse_json(std::string_view text, std::string_view where) {
   try {
-    return json::parse(text);
+    return core::parse_json_document(text, where);
   } catch (const json::exception& e) {  // parse_error, or out_of_range: a number > 1e308
     throw InvalidInput(fmt::format("{}: not valid JSON: {}", where, e.what()));
   }
@@ -45,8 +46,9 @@ graph::AttributeValue attribute_of(const json& value, std::string_view where) {
     bool integers = true;
     for (const json& item : value) {
       if (!item.is_number()) {
-        throw InvalidInput(fmt::format(
-            "{}: expected a number, a string or a list of numbers, found {}", where, value.dump()));
+        throw InvalidInput(
+            fmt::format("{}: expected a number, a string or a list of numbers, found {}", where,
+                        core::describe_json_value(value)));
       }
       integers = integers && item.is_number_integer() && as_int64(item).has_value();
     }
@@ -60,7 +62,7 @@ graph::AttributeValue attribute_of(const json& value, std::string_view where) {
     return doubles;
   }
   throw InvalidInput(fmt::format("{}: expected a number, a string or a list of numbers, found {}",
-                                 where, value.dump()));
+                                 where, core::describe_json_value(value)));
 }
 
 }  // namespace
@@ -110,7 +112,7 @@ std::vector<graph::OpInput> parse_inputs_json(std::string_view text, std::string
       throw InvalidInput(
           fmt::format("{}: expected {{\"role\": string, \"shape\": [integers], \"dtype\": string, "
                       "\"requires_grad\": true or false}}, found {}",
-                      at, input.dump()));
+                      at, core::describe_json_value(input)));
     }
     graph::OpInput in;
     in.role = graph::parse_tensor_role(role->get<std::string>(), at + ".role");
@@ -118,8 +120,8 @@ std::vector<graph::OpInput> parse_inputs_json(std::string_view text, std::string
     in.requires_grad = requires_grad->get<bool>();
     for (const json& dim : *shape) {
       if (!dim.is_number_integer() || !as_int64(dim) || dim.get<std::int64_t>() < 0) {
-        throw InvalidInput(
-            fmt::format("{}.shape: expected non-negative integers, found {}", at, shape->dump()));
+        throw InvalidInput(fmt::format("{}.shape: expected non-negative integers, found {}", at,
+                                       core::describe_json_value(*shape)));
       }
       in.shape.push_back(dim.get<std::int64_t>());
     }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 #include "nnergy/device/precision.h"
 
 namespace nnergy::device {
@@ -21,8 +22,9 @@ using nlohmann::ordered_json;
 double positive(const json& object, const std::string& key, const std::string& where) {
   if (!object.contains(key) || !object.at(key).is_number() ||
       !(object.at(key).get<double>() >= 0)) {
-    throw InvalidInput(fmt::format("{}: field '{}': expected a number >= 0, found {}", where, key,
-                                   object.contains(key) ? object.at(key).dump() : "nothing"));
+    throw InvalidInput(
+        fmt::format("{}: field '{}': expected a number >= 0, found {}", where, key,
+                    object.contains(key) ? core::describe_json_value(object.at(key)) : "nothing"));
   }
   return object.at(key).get<double>();
 }
@@ -34,7 +36,7 @@ std::size_t count(const json& object, const std::string& key, const std::string&
   if (!(v <= 1e12) || v != std::floor(v)) {
     throw InvalidInput(
         fmt::format("{}: field '{}': expected a whole number of measurements, found {}", where, key,
-                    object.at(key).dump()));
+                    core::describe_json_value(object.at(key))));
   }
   return static_cast<std::size_t>(v);
 }
@@ -96,7 +98,7 @@ CalibratedParameters read_calibrated_parameters(const std::filesystem::path& pat
   const std::string where = path.string();
   json root;
   try {
-    root = json::parse(text.str());
+    root = core::parse_json_document(text.str(), where);
   } catch (const json::exception& e) {  // parse_error, or out_of_range: a number > 1e308
     throw InvalidInput(where + ": not valid JSON (" + std::string(e.what()) + ")");
   }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 #include "nnergy/core/nearest_name.h"
 #include "nnergy/core/text.h"
 #include "nnergy/core/units.h"
@@ -83,7 +84,8 @@ class FieldReader {
 
   [[noreturn]] void fail(const std::string& key, const std::string& expected,
                          const json& found) const {
-    throw InvalidInput(where_ + "." + key + ": expected " + expected + ", found " + found.dump());
+    throw InvalidInput(where_ + "." + key + ": expected " + expected + ", found " +
+                       core::describe_json_value(found));
   }
 
  private:
@@ -148,7 +150,7 @@ DeviceSpec parse_device(const json& entry, const std::string& source, std::size_
   if (!(d.clock.min_mhz > 0 && d.clock.min_mhz <= d.clock.base_mhz &&
         d.clock.base_mhz <= d.clock.boost_mhz && d.clock.step_mhz > 0)) {
     throw InvalidInput(clock.where() + ": expected 0 < min <= base <= boost and step > 0, found " +
-                       clock.raw().dump());
+                       core::describe_json_value(clock.raw()));
   }
 
   d.dvfs.knee_mhz = d.clock.base_mhz;
@@ -247,7 +249,7 @@ std::string read_file(const std::filesystem::path& path) {
 DeviceCatalog DeviceCatalog::parse(const std::string& text, const std::string& source) {
   json root;
   try {
-    root = json::parse(text);
+    root = core::parse_json_document(text, source);
   } catch (const json::exception& e) {  // parse_error, or out_of_range: a number > 1e308
     throw InvalidInput(source + ": not valid JSON (" + std::string(e.what()) + ")");
   }
@@ -257,7 +259,7 @@ DeviceCatalog DeviceCatalog::parse(const std::string& text, const std::string& s
   if (root.contains("schema_version") &&
       (!root["schema_version"].is_number_integer() || root["schema_version"].get<int>() != 1)) {
     throw InvalidInput(source + ": schema_version: expected 1, found " +
-                       root["schema_version"].dump());
+                       core::describe_json_value(root["schema_version"]));
   }
   DeviceCatalog catalog;
   catalog.sources_.push_back(source);

@@ -11,6 +11,7 @@
 
 #include "nnergy/analytical/pass_model.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 #include "nnergy/device/precision.h"
 #include "nnergy/graph/op_cost.h"
 
@@ -90,8 +91,8 @@ void check_string_array(const json& value, const char* key) {
   }
   for (const json& item : value) {
     if (!item.is_string()) {
-      throw InvalidInput(
-          fmt::format("feature schema: \"{}\" must hold strings, found {}", key, item.dump()));
+      throw InvalidInput(fmt::format("feature schema: \"{}\" must hold strings, found {}", key,
+                                     core::describe_json_value(item)));
     }
   }
 }
@@ -158,13 +159,13 @@ FeatureEncoder FeatureEncoder::from_json(const json& schema) {
   const json& format = required(schema, "format");
   if (!format.is_string() || format.get<std::string>() != kSchemaFormat) {
     throw InvalidInput(fmt::format("feature schema: \"format\" must be \"{}\", found {}",
-                                   kSchemaFormat, format.dump()));
+                                   kSchemaFormat, core::describe_json_value(format)));
   }
   const json& version = required(schema, "version");
   if (!version.is_number_integer() || version.get<int>() != kSchemaVersion) {
     throw InvalidInput(
         fmt::format("feature schema: version {} is not supported (this nnergy reads version {})",
-                    version.dump(), kSchemaVersion));
+                    core::describe_json_value(version), kSchemaVersion));
   }
 
   FeatureEncoder encoder;
@@ -190,7 +191,7 @@ FeatureEncoder FeatureEncoder::from_json(const json& schema) {
       throw InvalidInput(fmt::format(
           "feature schema: \"attribute_slots\" entries must be {{\"name\": string, \"slots\": "
           "positive integer}}, found {}",
-          entry.dump()));
+          core::describe_json_value(entry)));
     }
     encoder.attribute_slots_.emplace_back(entry["name"].get<std::string>(),
                                           entry["slots"].get<std::size_t>());
@@ -209,7 +210,7 @@ FeatureEncoder FeatureEncoder::from_json(const json& schema) {
     if (!rank.is_number_unsigned()) {
       throw InvalidInput(fmt::format(
           "feature schema: \"input_rank_slots\" must hold non-negative integers, found {}",
-          rank.dump()));
+          core::describe_json_value(rank)));
     }
     encoder.input_rank_slots_.push_back(rank.get<std::size_t>());
   }

@@ -14,6 +14,7 @@
 
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 
 namespace nnergy::fleet {
 
@@ -21,17 +22,24 @@ namespace {
 
 constexpr const char* kSchema = "nnergy-job-energy/1";
 
-template <typename T>
-T required(const nlohmann::json& j, const char* key, const std::string& where) {
+// The value at `key`, without copying it.
+const nlohmann::json& required_value(const nlohmann::json& j, const char* key,
+                                     const std::string& where) {
   if (!j.is_object() || !j.contains(key)) {
     throw InvalidInput(
         fmt::format("{}: expected key \"{}\" of an nnergy job energy record", where, key));
   }
+  return j.at(key);
+}
+
+template <typename T>
+T required(const nlohmann::json& j, const char* key, const std::string& where) {
+  const nlohmann::json& value = required_value(j, key, where);
   try {
-    return j.at(key).get<T>();
+    return value.get<T>();
   } catch (const nlohmann::json::exception&) {
     throw InvalidInput(
-        fmt::format("{}: \"{}\" has the wrong type ({})", where, key, j.at(key).type_name()));
+        fmt::format("{}: \"{}\" has the wrong type ({})", where, key, value.type_name()));
   }
 }
 
@@ -100,7 +108,7 @@ JobEnergyRecord record_from_json(const nlohmann::json& j, const std::string& whe
   r.node = required<std::string>(j, "node", where);
   r.start_epoch_s = required<double>(j, "start_epoch_s", where);
   r.end_epoch_s = required<double>(j, "end_epoch_s", where);
-  const auto gpus = required<nlohmann::json>(j, "gpus", where);
+  const nlohmann::json& gpus = required_value(j, "gpus", where);
   if (!gpus.is_array()) throw InvalidInput(fmt::format("{}: \"gpus\" is not a list", where));
   for (const nlohmann::json& g : gpus) {
     GpuStepEnergy gpu;
@@ -160,8 +168,8 @@ JobEnergyRecord read_record(const std::filesystem::path& file) {
   text << in.rdbuf();
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text.str());
-  } catch (const nlohmann::json::parse_error& e) {
+    j = core::parse_json_document(text.str(), file.string());
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range: a number > 1e308
     throw InvalidInput(
         fmt::format("{}: not JSON ({}); remove it or restore the record", file.string(), e.what()));
   }

@@ -13,6 +13,7 @@
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/error.h"
 #include "nnergy/core/fit_metrics.h"
+#include "nnergy/core/json_document.h"
 #include "nnergy/core/version.h"
 #include "nnergy/dataset/dataset_time.h"
 #include "nnergy/learn/regressor_settings.h"
@@ -237,7 +238,7 @@ ModelFile ModelFile::parse(const std::string& text, const std::string& source,
                            const regress::RegressorRegistry& registry) {
   json root;
   try {
-    root = json::parse(text);
+    root = core::parse_json_document(text, source);
   } catch (const json::exception& e) {  // parse_error, or out_of_range: a number > 1e308
     throw InvalidInput(source + ": not an nnergy model file: not valid JSON (" +
                        std::string(e.what()) + ")");
@@ -250,7 +251,9 @@ ModelFile ModelFile::parse(const std::string& text, const std::string& source,
     throw InvalidInput(fmt::format(
         "{}: model file format_version {}; this nnergy ({}) reads only version {} (retrain the "
         "model with `nnergy train`)",
-        source, root.contains("format_version") ? root["format_version"].dump() : "missing",
+        source,
+        root.contains("format_version") ? core::describe_json_value(root["format_version"])
+                                        : "missing",
         kToolVersion, kModelFileFormatVersion));
   }
   const Reader r(root, source);

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 #include "nnergy/core/text.h"
 
 namespace nnergy::llm {
@@ -71,7 +72,7 @@ class Fields {
     const json& v = object_.at(key);
     if (!v.is_number_integer() || v.get<Int>() < 0) {
       throw InvalidInput(fmt::format("{}: field '{}': expected a non-negative integer, found {}",
-                                     where_, key, v.dump()));
+                                     where_, key, core::describe_json_value(v)));
     }
     return v.get<Int>();
   }
@@ -80,8 +81,8 @@ class Fields {
     if (!has(key)) return fallback;
     const json& v = object_.at(key);
     if (!v.is_boolean()) {
-      throw InvalidInput(
-          fmt::format("{}: field '{}': expected true or false, found {}", where_, key, v.dump()));
+      throw InvalidInput(fmt::format("{}: field '{}': expected true or false, found {}", where_,
+                                     key, core::describe_json_value(v)));
     }
     return v.get<bool>();
   }
@@ -90,8 +91,8 @@ class Fields {
     if (!has(key)) return fallback;
     const json& v = object_.at(key);
     if (!v.is_string()) {
-      throw InvalidInput(
-          fmt::format("{}: field '{}': expected a string, found {}", where_, key, v.dump()));
+      throw InvalidInput(fmt::format("{}: field '{}': expected a string, found {}", where_, key,
+                                     core::describe_json_value(v)));
     }
     return v.get<std::string>();
   }
@@ -109,7 +110,7 @@ class Fields {
         in_range && (v.is_number_integer() || v.get<double>() == std::floor(v.get<double>()));
     if (!integral) {
       throw InvalidInput(fmt::format("{}: field '{}': expected a positive integer, found {}",
-                                     where_, key, v.dump()));
+                                     where_, key, core::describe_json_value(v)));
     }
     return static_cast<Int>(v.get<double>());
   }
@@ -286,7 +287,7 @@ std::vector<AttentionSpan> attention_spans(const Fields& f, const std::string& t
         throw InvalidInput(fmt::format(
             "{}: field 'layer_types'[{}]: expected \"sliding_attention\" or \"full_attention\", "
             "found {}",
-            f.where(), i, types[static_cast<std::size_t>(i)].dump()));
+            f.where(), i, core::describe_json_value(types[static_cast<std::size_t>(i)])));
       }
     }
   } else if (type == "gemma2") {
@@ -537,7 +538,7 @@ Architecture read_config(const json& config, const std::string& where) {
 Architecture parse_config(const std::string& text, const std::string& where) {
   json config;
   try {
-    config = json::parse(text);
+    config = core::parse_json_document(text, where);
   } catch (const json::exception& e) {
     throw InvalidInput(where + ": not valid JSON (" + std::string(e.what()) + ")");
   }

@@ -10,6 +10,7 @@
 
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 #include "nnergy/core/nearest_name.h"
 #include "nnergy/core/text.h"
 #include "nnergy/llm/config_reader.h"
@@ -91,7 +92,7 @@ std::optional<double> number_or_null(const json& object, const char* key) {
 ModelCatalog ModelCatalog::load(const std::filesystem::path& path) {
   json root;
   try {
-    root = json::parse(read_text(path));
+    root = core::parse_json_document(read_text(path), path.string());
   } catch (const json::exception& e) {
     throw InvalidInput(path.string() + ": not valid JSON (" + std::string(e.what()) + ")");
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 #include "nnergy/measure/power_trace_format.h"
 #include "nnergy/measure/trace_file.h"
 #include "nnergy/measure/trace_reading.h"
@@ -24,8 +25,8 @@ using nlohmann::ordered_json;
 
 [[noreturn]] void json_fail(const std::string& file, const std::string& where,
                             const std::string& expected, const json& found) {
-  throw InvalidInput(
-      fmt::format("{}: {}: expected {}, found {}", file, where, expected, found.dump()));
+  throw InvalidInput(fmt::format("{}: {}: expected {}, found {}", file, where, expected,
+                                 core::describe_json_value(found)));
 }
 
 std::optional<double> json_optional_number(const std::string& file, const std::string& where,
@@ -60,7 +61,7 @@ std::vector<PowerTrace> read_nnergy_json(const std::string& text, const std::str
   TraceCollector collector(file);
   json root;
   try {
-    root = json::parse(text);
+    root = core::parse_json_document(text, file);
   } catch (const json::exception& e) {  // parse_error, or out_of_range: a number > 1e308
     throw InvalidInput(file + ": not valid JSON: " + e.what());
   }

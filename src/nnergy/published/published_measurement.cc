@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 
 namespace nnergy::published {
 
@@ -30,14 +31,14 @@ const std::set<std::string>& known_fields() {
 
 // A short description of a JSON value for messages: its type and, when short, its text.
 std::string describe(const json& v) {
-  std::string text = v.dump();
-  if (text.size() > 40) text = text.substr(0, 37) + "...";
   if (v.is_null()) return "null";
+  if (v.is_array()) return "a list";
+  if (v.is_object()) return "an object";
+  std::string text = core::describe_json_value(v);
+  if (text.size() > 40) text = text.substr(0, 37) + "...";
   if (v.is_string()) return "the string " + text;
   if (v.is_boolean()) return text;
-  if (v.is_number()) return "the number " + text;
-  if (v.is_array()) return "a list";
-  return "an object";
+  return "the number " + text;
 }
 
 // Reads the fields of one record object, collecting every problem instead of stopping at the
@@ -214,7 +215,7 @@ PublishedReadResult parse_published_measurements(std::string_view json_text,
                                                  const std::string& source_name) {
   json root;
   try {
-    root = json::parse(json_text.begin(), json_text.end());
+    root = core::parse_json_document(json_text, source_name);
   } catch (const json::parse_error& e) {
     // e.byte is 1-based: the position of the character that broke the parse.
     const std::size_t offset = e.byte == 0 ? 0 : e.byte - 1;

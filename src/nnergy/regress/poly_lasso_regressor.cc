@@ -9,6 +9,7 @@
 #include <random>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 #include "nnergy/regress/regressor_checks.h"
 
 // The Lasso is solved here by hand with Eigen: none of nnergy's dependencies has a Lasso solver
@@ -83,7 +84,8 @@ int integer_option(const nlohmann::json& extra, const char* key, int fallback, i
   if (!value.is_number_integer() || value.get<std::int64_t>() < low ||
       value.get<std::int64_t>() > high) {
     throw InvalidInput(kRegressorName + ": option '" + key + "' must be an integer " +
-                       std::to_string(low) + "–" + std::to_string(high) + ", got " + value.dump());
+                       std::to_string(low) + "–" + std::to_string(high) + ", got " +
+                       core::describe_json_value(value));
   }
   return value.get<int>();
 }
@@ -97,7 +99,7 @@ std::string choice_option(const nlohmann::json& extra, const char* key, std::str
   if (!value.is_string() ||
       std::find(choices.begin(), choices.end(), value.get<std::string>()) == choices.end()) {
     throw InvalidInput(kRegressorName + ": option '" + key + "' must be one of " +
-                       join_with_commas(choices) + ", got " + value.dump());
+                       join_with_commas(choices) + ", got " + core::describe_json_value(value));
   }
   return value.get<std::string>();
 }
@@ -779,7 +781,8 @@ PolyLassoRegressor::FamilyModel model_from_json(const nlohmann::json& json,
       const auto index = pair.at(0).get<std::size_t>();
       const int power = pair.at(1).get<int>();
       if (index >= model.base.size() || power < 1 || power > 3) {
-        fail("term '" + term.name + "' has a bad (feature, power) pair " + pair.dump());
+        fail("term '" + term.name + "' has a bad (feature, power) pair " +
+             core::describe_json_value(pair));
       }
       term.powers.emplace_back(index, power);
     }
@@ -974,7 +977,7 @@ void PolyLassoRegressor::load(const nlohmann::json& model) {
                                 json.at("cv_rmse").get<double>()};
       if (!(served.cv_rmse >= 0) || !std::isfinite(served.cv_rmse)) {
         throw InvalidInput(kRegressorName + " model: pooled family '" + family +
-                           "' has a bad cv_rmse " + json.at("cv_rmse").dump());
+                           "' has a bad cv_rmse " + core::describe_json_value(json.at("cv_rmse")));
       }
       pooled_families.emplace(family, served);
     }

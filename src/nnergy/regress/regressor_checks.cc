@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 
 namespace nnergy::regress {
 
@@ -80,7 +81,7 @@ std::string target_setting(const std::string& regressor, const nlohmann::json& e
   if (it == extra.end()) return "time_s";
   if (it->is_string() && (*it == "time_s" || *it == "power_w")) return it->get<std::string>();
   throw InvalidInput(fmt::format("{}: setting 'target' must be \"time_s\" or \"power_w\", found {}",
-                                 regressor, it->dump()));
+                                 regressor, core::describe_json_value(*it)));
 }
 
 nlohmann::json saved_model_header(const std::string& regressor,
@@ -107,14 +108,15 @@ std::vector<std::string> read_saved_model_header(const std::string& regressor,
   }
   const nlohmann::json& name = saved_field(regressor, model, "regressor");
   if (!name.is_string() || name.get<std::string>() != regressor) {
-    throw InvalidInput(fmt::format("{} model: the file holds a {} model", regressor, name.dump()));
+    throw InvalidInput(fmt::format("{} model: the file holds a {} model", regressor,
+                                   core::describe_json_value(name)));
   }
   const nlohmann::json& version = saved_field(regressor, model, "format_version");
   if (!version.is_number_integer() || version.get<int>() != kRegressorFormatVersion) {
     throw InvalidInput(
         fmt::format("{} model: format version {} is not supported (this nnergy "
                     "reads version {})",
-                    regressor, version.dump(), kRegressorFormatVersion));
+                    regressor, core::describe_json_value(version), kRegressorFormatVersion));
   }
   const nlohmann::json& names = saved_field(regressor, model, "feature_names");
   if (!names.is_array() || names.empty() ||

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 #include "nnergy/regress/regressor_checks.h"
 #include "nnergy/regress/torch_regressors.h"
 
@@ -138,7 +139,7 @@ class ThreadCountGuard {
 [[noreturn]] void bad_setting(const std::string& key, const std::string& expected,
                               const nlohmann::json& found) {
   throw InvalidInput(kRegressorName + ": setting '" + key + "' must be " + expected + ", found " +
-                     found.dump());
+                     core::describe_json_value(found));
 }
 
 int integer_setting(const nlohmann::json& extra, const std::string& key, int fallback, int low,

@@ -17,6 +17,7 @@
 
 #include "nnergy/core/base64.h"
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 #include "nnergy/regress/regressor_checks.h"
 
 namespace nnergy::regress {
@@ -221,6 +222,12 @@ class UbjsonWalk : public nlohmann::json_sax<json> {
 
   bool open(std::size_t elements, bool object) {
     if (!fits(elements)) return false;
+    // nlohmann's UBJSON reader recurses once per level (as does XGBoost's): refusing here, before
+    // it reads the container's elements, keeps a deeply nested model from overflowing the stack.
+    if (frames_.size() >= core::kMaxJsonDepth) {
+      error_ = fmt::format("containers nested deeper than {} levels", core::kMaxJsonDepth);
+      return false;
+    }
     Frame frame;
     frame.object = object;
     if (Frame* parent = parent_object()) {
@@ -367,7 +374,7 @@ std::unique_ptr<Booster> booster_from_saved(const json& model, const json* diges
     throw InvalidInput(fmt::format(
         "{} model: \"{}\" does not match its digest {} (the file is truncated or was altered); "
         "train the model again",
-        regressor, field, digest->dump()));
+        regressor, field, core::describe_json_value(*digest)));
   }
   const SavedModelCheck saved_check = check_saved_model(*bytes, features);
   if (!saved_check.malformed.empty()) {
@@ -503,7 +510,7 @@ struct XgboostRegressor::Settings {
       if (!it->is_string() || (*it != "exact" && *it != "hist" && *it != "approx")) {
         throw InvalidInput(fmt::format(
             "{}: setting 'tree_method' must be \"exact\", \"hist\" or \"approx\", found {}",
-            regressor, it->dump()));
+            regressor, core::describe_json_value(*it)));
       }
       s.tree_method = it->get<std::string>();
     }
@@ -512,7 +519,7 @@ struct XgboostRegressor::Settings {
       if (it == extra.end()) return;
       if (!it->is_number_integer() || *it < min || *it > max) {
         throw InvalidInput(fmt::format("{}: setting '{}' must be an integer in [{}, {}], found {}",
-                                       regressor, key, min, max, it->dump()));
+                                       regressor, key, min, max, core::describe_json_value(*it)));
       }
       value = it->get<int>();
     };
@@ -524,7 +531,7 @@ struct XgboostRegressor::Settings {
       if (!ok) {
         throw InvalidInput(fmt::format("{}: setting '{}' must be a number in {}{}, {}], found {}",
                                        regressor, key, min_inclusive ? "[" : "(", min, max,
-                                       it->dump()));
+                                       core::describe_json_value(*it)));
       }
       value = it->get<double>();
     };
@@ -785,7 +792,7 @@ void XgboostRegressor::load(const nlohmann::json& saved) {
     }
     if (!base_score.is_number() || !std::isfinite(base_score.get<double>())) {
       throw InvalidInput(fmt::format("{} model: \"base_score\" must be a finite number, found {}",
-                                     regressor, base_score.dump()));
+                                     regressor, core::describe_json_value(base_score)));
     }
     model->base_score = base_score.get<double>();
   } else {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 #include "nnergy/core/nearest_name.h"
 #include "nnergy/core/text.h"
 
@@ -22,7 +23,7 @@ json read_json(const std::filesystem::path& path) {
   std::ostringstream text;
   text << in.rdbuf();
   try {
-    return json::parse(text.str());
+    return core::parse_json_document(text.str(), path.string());
   } catch (const json::exception& e) {
     throw InvalidInput(path.string() + ": not valid JSON (" + std::string(e.what()) + ")");
   }
@@ -32,7 +33,7 @@ double number(const json& o, const char* key, double fallback, const std::string
   if (!o.contains(key)) return fallback;
   if (!o[key].is_number() || o[key].get<double>() < 0) {
     throw InvalidInput(fmt::format("{}: field '{}': expected a non-negative number, found {}",
-                                   where, key, o[key].dump()));
+                                   where, key, core::describe_json_value(o[key])));
   }
   return o[key].get<double>();
 }
@@ -40,8 +41,8 @@ double number(const json& o, const char* key, double fallback, const std::string
 bool boolean(const json& o, const char* key, bool fallback, const std::string& where) {
   if (!o.contains(key)) return fallback;
   if (!o[key].is_boolean()) {
-    throw InvalidInput(
-        fmt::format("{}: field '{}': expected true or false, found {}", where, key, o[key].dump()));
+    throw InvalidInput(fmt::format("{}: field '{}': expected true or false, found {}", where, key,
+                                   core::describe_json_value(o[key])));
   }
   return o[key].get<bool>();
 }
@@ -50,8 +51,8 @@ std::string text(const json& o, const char* key, const std::string& fallback,
                  const std::string& where) {
   if (!o.contains(key)) return fallback;
   if (!o[key].is_string()) {
-    throw InvalidInput(
-        fmt::format("{}: field '{}': expected a string, found {}", where, key, o[key].dump()));
+    throw InvalidInput(fmt::format("{}: field '{}': expected a string, found {}", where, key,
+                                   core::describe_json_value(o[key])));
   }
   return o[key].get<std::string>();
 }

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
 
 namespace nnergy::serve {
 
@@ -31,7 +32,7 @@ double number(const json& o, const char* key, double fallback, const std::string
   if (!o.contains(key)) return fallback;
   if (!o[key].is_number() || o[key].get<double>() < 0) {
     throw InvalidInput(fmt::format("{}: field '{}': expected a non-negative number, found {}",
-                                   where, key, o[key].dump()));
+                                   where, key, core::describe_json_value(o[key])));
   }
   return o[key].get<double>();
 }
@@ -52,7 +53,7 @@ ServeCalibration ServeCalibration::load(const std::filesystem::path& data_dir) {
 ServeCalibration ServeCalibration::parse(const std::string& text, const std::string& source) {
   json root;
   try {
-    root = json::parse(text);
+    root = core::parse_json_document(text, source);
   } catch (const json::exception& e) {
     throw InvalidInput(source + ": not valid JSON (" + std::string(e.what()) + ")");
   }
