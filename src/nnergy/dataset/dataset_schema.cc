@@ -278,19 +278,6 @@ void check_schema_tables(sqlite3* db, int version, const std::string& path) {
     return v;
   }();
   const auto& expected = versions.at(static_cast<std::size_t>(version));
-  // nnergy's schema has tables and indexes only: a view (in place of a table: reading it can run
-  // any query, e.g. one that never ends) or a trigger (code run on every write) is refused.
-  {
-    SqliteStatement objects(
-        db, "SELECT type, name FROM sqlite_schema WHERE type NOT IN ('table', 'index')", path);
-    if (objects.step()) {
-      throw InvalidInput(fmt::format(
-          "dataset '{}' holds a {} '{}', which nnergy datasets never do: not an nnergy dataset, "
-          "or one changed outside nnergy (remove it, or export the measurements and import them "
-          "into a new dataset)",
-          path, objects.column_text(0), objects.column_text(1)));
-    }
-  }
   for (const auto& [table, columns] : expected) {
     const std::vector<std::string> found = table_columns(db, table, path);
     if (found.empty()) {
@@ -306,6 +293,19 @@ void check_schema_tables(sqlite3* db, int version, const std::string& path) {
             "nnergy dataset, or one changed outside nnergy",
             path, version, table, column));
       }
+    }
+  }
+  // nnergy's schema has tables and indexes only: a view (in place of a table: reading it can run
+  // any query, e.g. one that never ends) or a trigger (code run on every write) is refused.
+  {
+    SqliteStatement objects(
+        db, "SELECT type, name FROM sqlite_schema WHERE type NOT IN ('table', 'index')", path);
+    if (objects.step()) {
+      throw InvalidInput(fmt::format(
+          "dataset '{}' holds a {} '{}', which nnergy datasets never do: not an nnergy dataset, "
+          "or one changed outside nnergy (remove it, or export the measurements and import them "
+          "into a new dataset)",
+          path, objects.column_text(0), objects.column_text(1)));
     }
   }
 }
