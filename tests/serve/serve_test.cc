@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 
@@ -226,6 +227,31 @@ TEST(Deployment, GpusWithoutTpServeReplicasOfTheSmallestThatFits) {
   // An explicit --tp still makes one group.
   r.tp = 8;
   EXPECT_EQ(settle(r).replicas, 1);
+}
+
+TEST(Deployment, AGpuCountWithoutTpTakesTheFastestSizeThatFits) {
+  // DeepSeek-R1 in fp8 on eight B200s: TP 4 holds the weights but leaves room for a few dozen
+  // sequences; TP 8 serves far more. The chosen size is the faster, said with the others.
+  DeploymentRequest r = request("deepseek-ai/DeepSeek-R1", "b200");
+  r.weights = llm::WeightFormat::kFp8;
+  r.gpus = 8;
+  const RunSettings s = workload(1000, 1000);
+  const Deployment chosen = settle_for_throughput(r, s);
+  double fastest = 0;
+  for (const int tp : {4, 8}) {
+    DeploymentRequest fixed = r;
+    fixed.tp = tp;
+    fastest = std::max(fastest, run(settle(fixed), s).output_tokens_per_s);
+  }
+  EXPECT_NEAR(run(chosen, s).output_tokens_per_s, fastest, 1e-9 * fastest);
+  EXPECT_EQ(chosen.sharding.tp, 8);
+  EXPECT_THAT(
+      ::testing::PrintToString(chosen.notes),
+      HasSubstr("the most output tokens/s of the sizes that fit 8 GPUs (tp 4 × 2 replicas"));
+  // Llama-3.1-8B: eight replicas of one GPU stay the fastest.
+  DeploymentRequest small = request("meta-llama/Llama-3.1-8B-Instruct", "h100");
+  small.gpus = 8;
+  EXPECT_EQ(settle_for_throughput(small, s).replicas, 8);
 }
 
 TEST(Deployment, Fp8WeightsKeepActivationsCollectivesAndStatesIn16Bits) {

@@ -199,16 +199,15 @@ report::ServeReport serve(const ServeRequest& r, const ServeCatalogs& catalogs) 
     throw InvalidInput(fmt::format("{} and {}: choose one", setting_name(r.names, "clock_mhz"),
                                    setting_name(r.names, "sweep_clocks")));
   }
-  const serve::Deployment deployment = serve::settle(dr);
-
   serve::RunSettings settings;
   settings.workload = r.workload;
   settings.input_tokens = r.input_tokens;
   settings.output_tokens = r.output_tokens;
   settings.batch = r.max_batch;
   settings.max_batched_tokens = r.max_batched_tokens;
-  settings.rows = r.layers;
   settings.names = r.names;
+  const serve::Deployment deployment = serve::settle_for_throughput(dr, settings);
+  settings.rows = r.layers;
 
   const bool node = r.power_scope == PowerScope::kNode;
   const double host_w = host_power_per_gpu(device);

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "nnergy/core/error.h"
 #include "nnergy/core/text.h"
@@ -293,6 +296,48 @@ ServeResult run(const Deployment& d, const RunSettings& s) {
   r.output_tokens_per_s_per_gpu = r.output_tokens_per_s / d.gpus;
   r.avg_power_per_gpu_w = r.avg_power_w / d.gpus;
   return r;
+}
+
+Deployment settle_for_throughput(const DeploymentRequest& request, const RunSettings& settings) {
+  if (!request.gpus || request.tp) return settle(request);
+  const Deployment smallest = settle(request);  // refuses what no size can run
+  const int pp = request.pp.value_or(1);
+  const int per_pipeline = *request.gpus / pp;
+  struct Tried {
+    int tp = 0;
+    double tokens_per_s = 0;
+  };
+  std::vector<Tried> tried;
+  std::optional<Deployment> best;
+  double best_rate = -1;
+  for (int tp = smallest.sharding.tp; tp <= per_pipeline; tp *= 2) {
+    if (per_pipeline % tp != 0) continue;
+    DeploymentRequest r = request;
+    r.tp = tp;
+    try {
+      Deployment d = settle(r);
+      const double rate = run(d, settings).output_tokens_per_s;
+      tried.push_back({tp, rate});
+      if (rate > best_rate) {
+        best_rate = rate;
+        best = std::move(d);
+      }
+    } catch (const InvalidInput&) {
+      // A size whose heads, experts or memory do not allow it: not a candidate.
+    }
+  }
+  if (!best) return smallest;
+  std::string others;
+  for (const Tried& t : tried) {
+    others += fmt::format("{}tp {} × {} replica{}: {:.0f} tokens/s", others.empty() ? "" : ", ",
+                          t.tp, *request.gpus / (t.tp * pp),
+                          *request.gpus / (t.tp * pp) > 1 ? "s" : "", t.tokens_per_s);
+  }
+  best->notes.push_back(fmt::format(
+      "tensor parallel {} chosen: the most output tokens/s of the sizes that fit {} GPUs ({}; {} "
+      "to choose)",
+      best->sharding.tp, *request.gpus, others, setting_name(request.names, "tp")));
+  return *best;
 }
 
 }  // namespace nnergy::serve

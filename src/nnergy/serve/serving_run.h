@@ -70,6 +70,15 @@ struct ServeResult {
   std::vector<std::string> notes;
 };
 
+/// Settles `request` (settle()); when it gives a GPU count but no tensor-parallel size, the
+/// size is chosen as a deployer tunes it: every size settle() could take (powers of two that
+/// divide the attention heads and the GPUs of a pipeline, multiples of --ep, holding the weights
+/// and one sequence) is run with `settings`, and the one with the most output tokens/s of the
+/// whole deployment (its replicas together) is kept, a note saying so with the others' figures.
+/// The smallest that fits can leave almost no memory for the KV cache (DeepSeek-R1 in fp8 on
+/// B200s at TP 4: 33 sequences). Throws as settle() and run() when no size runs.
+Deployment settle_for_throughput(const DeploymentRequest& request, const RunSettings& settings);
+
 /// Predicts `settings` on `deployment`. Throws InvalidInput (naming the settings as
 /// settings.names spells them) for non-positive token counts, a prompt and output beyond the
 /// model's context, or a batch that does not fit (with the largest that does).
