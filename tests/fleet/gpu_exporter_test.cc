@@ -90,27 +90,13 @@ TEST(PrometheusExporter, ServesASyntheticSourcesEnergyAsACounter) {
   EXPECT_GE(exporter.scrapes(), 2u);
 }
 
-// A TCP connection to 127.0.0.1:PORT that sends nothing; -1 when refused.
-int idle_connection(std::uint16_t port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-    close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 TEST(PrometheusExporter, StaysScrapeableWhileConnectionsAreHeldIdle) {
   // 24 connections held open without a request (8 blinded the exporter when it had 8 workers
   // and a 30 s request timeout): a scrape is still answered at once, and the idle ones are
   // closed after the request timeout.
   GpuExporter exporter(open("synthetic:constant=250"), local_options());
   std::vector<int> idle;
-  for (int i = 0; i < 24; ++i) idle.push_back(idle_connection(exporter.port()));
+  for (int i = 0; i < 24; ++i) idle.push_back(test_support::connect_local(exporter.port()));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const auto started = std::chrono::steady_clock::now();
   EXPECT_EQ(http_get(exporter.port()).status, 200);
@@ -213,15 +199,32 @@ TEST_F(FakeNvmlExporter, CounterNeverGoesBackwardsWhenTheDriverCounterDoes) {
   EXPECT_GE(last, 7000.0);
 }
 
-TEST_F(FakeNvmlExporter, LabelsAGpuWithTheSlurmJobOfItsProcesses) {
-  // A process of Slurm job 777 (by its environment) runs on GPU 0.
+// A `sleep 30` whose environment is the one `variable` ("NAME=VALUE"); its pid (0 on failure).
+pid_t sleep_with_environment(const std::string& variable) {
   char sleep_path[] = "/bin/sleep";
   char seconds[] = "30";
   char* argv[] = {sleep_path, seconds, nullptr};
-  char job[] = "SLURM_JOB_ID=777";
-  char* envp[] = {job, nullptr};
+  std::string entry = variable;
+  char* envp[] = {entry.data(), nullptr};
   pid_t child = 0;
-  ASSERT_EQ(posix_spawn(&child, "/bin/sleep", nullptr, nullptr, argv, envp), 0);
+  if (posix_spawn(&child, "/bin/sleep", nullptr, nullptr, argv, envp) != 0) return 0;
+  return child;
+}
+
+// A fake scontrol in `dir` that says job `job` belongs to uid `uid`.
+std::filesystem::path fake_scontrol(const std::filesystem::path& dir, const std::string& job,
+                                    unsigned int uid) {
+  const std::filesystem::path path = dir / "scontrol";
+  std::ofstream(path) << "#!/bin/sh\necho 'JobId=" << job << " UserId=someone(" << uid
+                      << ") GroupId=someone(0)'\n";
+  std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+  return path;
+}
+
+TEST_F(FakeNvmlExporter, LabelsAGpuWithTheSlurmJobOfItsProcesses) {
+  // A process of Slurm job 777 (by its environment) runs on GPU 0.
+  const pid_t child = sleep_with_environment("SLURM_JOB_ID=777");
+  ASSERT_GT(child, 0);
   use_script("gpus 2\nenergy_rate_mw 0 100000\nenergy_rate_mw 1 100000\nprocesses 0 " +
              std::to_string(child) + "\nprocesses 1\n");
   std::filesystem::create_directories(dir_ / "map");
@@ -230,10 +233,7 @@ TEST_F(FakeNvmlExporter, LabelsAGpuWithTheSlurmJobOfItsProcesses) {
   options.job_mapping_dir = dir_ / "map";
   // Slurm says job 777 is this user's (the process runs in no Slurm cgroup here, so its
   // environment is trusted only for the job's owner).
-  options.scontrol = dir_ / "scontrol";
-  std::ofstream(options.scontrol) << "#!/bin/sh\necho 'JobId=777 UserId=me(" << ::getuid()
-                                  << ") GroupId=me(0)'\n";
-  std::filesystem::permissions(options.scontrol, std::filesystem::perms::owner_all);
+  options.scontrol = fake_scontrol(dir_, "777", ::getuid());
   GpuExporter exporter(open("nvml"), options);
   const std::string body = scrape_until(exporter.port(), [](const std::string& b) {
     return b.find("slurm_job=\"777\"") != std::string::npos &&
@@ -254,19 +254,11 @@ TEST_F(FakeNvmlExporter, LabelsAGpuWithTheSlurmJobOfItsProcesses) {
 
 TEST_F(FakeNvmlExporter, AForgedSlurmJobIdInAnEnvironmentLabelsNothing) {
   // `env SLURM_JOB_ID=777777 cmd` on GPU 0 by a user who does not own job 777777.
-  char sleep_path[] = "/bin/sleep";
-  char seconds[] = "30";
-  char* argv[] = {sleep_path, seconds, nullptr};
-  char job[] = "SLURM_JOB_ID=777777";
-  char* envp[] = {job, nullptr};
-  pid_t child = 0;
-  ASSERT_EQ(posix_spawn(&child, "/bin/sleep", nullptr, nullptr, argv, envp), 0);
+  const pid_t child = sleep_with_environment("SLURM_JOB_ID=777777");
+  ASSERT_GT(child, 0);
   use_script("gpus 1\nenergy_rate_mw 0 100000\nprocesses 0 " + std::to_string(child) + "\n");
   GpuExporterOptions options = local_options();
-  options.scontrol = dir_ / "scontrol";
-  std::ofstream(options.scontrol) << "#!/bin/sh\necho 'JobId=777777 UserId=other(" << ::getuid() + 1
-                                  << ") GroupId=other(0)'\n";
-  std::filesystem::permissions(options.scontrol, std::filesystem::perms::owner_all);
+  options.scontrol = fake_scontrol(dir_, "777777", ::getuid() + 1);
   GpuExporter exporter(open("nvml"), options);
   // Two refreshes of the labels later, still no label.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));

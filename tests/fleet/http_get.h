@@ -19,7 +19,8 @@ struct HttpResponse {
   std::string body;
 };
 
-inline HttpResponse http_get(std::uint16_t port, const std::string& path = "/metrics") {
+/// A TCP connection to 127.0.0.1:PORT (its descriptor), or -1 when refused.
+inline int connect_local(std::uint16_t port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -27,8 +28,14 @@ inline HttpResponse http_get(std::uint16_t port, const std::string& path = "/met
   inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
   if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
     close(fd);
-    throw std::runtime_error("cannot connect to port " + std::to_string(port));
+    return -1;
   }
+  return fd;
+}
+
+inline HttpResponse http_get(std::uint16_t port, const std::string& path = "/metrics") {
+  const int fd = connect_local(port);
+  if (fd < 0) throw std::runtime_error("cannot connect to port " + std::to_string(port));
   const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
   if (write(fd, request.data(), request.size()) < 0) {
     close(fd);
