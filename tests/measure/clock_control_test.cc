@@ -244,6 +244,10 @@ TEST(ClockLockDeathTest, SighupAndSigquitResetTheClocksToo) {
     const FakeNvml fake("");
     EXPECT_EXIT(
         {
+          // A shell starts background commands with SIGQUIT (and under nohup SIGHUP) ignored,
+          // and the lock leaves ignored signals alone: the default action, as in a foreground
+          // run.
+          std::signal(signal_number, SIG_DFL);
           const ClockLock lock(0, 1200, 1200);
           std::raise(signal_number);
           std::_Exit(0);
