@@ -98,6 +98,17 @@ TEST(OnnxImporter, NestedLoopsAreRefusedBeforeTheyAreUnrolled) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
 }
 
+TEST(OnnxImporter, ALoopThatWouldCopyThousandsOfLoopsIsRefused) {
+  // Found by the fuzzer: the outer Loop's 4096 iterations copy an inner Loop whose trip count is
+  // unknown, and ONNX's shape inference of 4096 Loops took 41 s.
+  const std::string bytes = fixture_bytes("loop_copies_unresolved_loops.onnx");
+  ASSERT_FALSE(bytes.empty());
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_THAT(message_of([&] { import_onnx_bytes(bytes, "copies.onnx", DimBindings{}); }),
+              HasSubstr("would copy 1 control-flow nodes (Loop, If or Scan) 4096 times"));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+}
+
 TEST(OnnxImporter, ASplitToSequenceOverAHugeDeclaredAxisAllocatesNothing) {
   // 161 bytes declaring 5·10^8 elements split one by one: 3.9 GB before its refusal before.
   const std::string bytes = fixture_bytes("split_to_sequence_bomb.onnx");

@@ -26,6 +26,10 @@ constexpr std::int64_t kMaxIterations = 4096;
 // included: exported networks have up to some tens of thousands; the budget is checked before
 // a loop is written out, so that a small file cannot make nnergy allocate gigabytes.
 constexpr std::int64_t kMaxUnrolledNodes = 250000;
+// Copies of nodes with subgraphs (Loop, If, Scan) that unrolling may write: one left in place
+// (a trip count not known) costs ONNX's shape inference a copy of the enclosing scope, so
+// thousands of them take minutes.
+constexpr std::int64_t kMaxSubgraphCopies = 256;
 
 const onnx::AttributeProto* attribute(const onnx::NodeProto& node, const std::string& name) {
   for (const auto& a : node.attribute())
@@ -392,6 +396,22 @@ class Unroller {
     const std::int64_t would_hold = static_cast<std::int64_t>(out.size()) +
                                     model_.graph().node_size() +
                                     iterations * std::min(per_iteration, kMaxUnrolledNodes + 1);
+    std::int64_t with_subgraphs = 0;
+    for (const auto& n : body.node()) {
+      for (const auto& a : n.attribute()) {
+        if (a.has_g() || a.graphs_size() > 0) {
+          ++with_subgraphs;
+          break;
+        }
+      }
+    }
+    if (with_subgraphs * iterations > kMaxSubgraphCopies) {
+      throw InvalidInput(fmt::format(
+          "Loop '{}': unrolling its {} iterations would copy {} control-flow nodes (Loop, If or "
+          "Scan) {} times, over the {} nnergy writes out; export the network with the inner "
+          "control flow resolved (constant trip counts and conditions) or without the loop",
+          node.name(), iterations, with_subgraphs, iterations, kMaxSubgraphCopies));
+    }
     if (would_hold > kMaxUnrolledNodes) {
       throw InvalidInput(fmt::format(
           "Loop '{}': unrolling its {} iterations of {} nodes would make the graph over {} nodes "
