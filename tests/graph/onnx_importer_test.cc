@@ -98,6 +98,15 @@ TEST(OnnxImporter, NestedLoopsAreRefusedBeforeTheyAreUnrolled) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
 }
 
+TEST(OnnxImporter, ALoopWhoseUnrolledGraphWouldExceedTheNodeBudgetIsRefused) {
+  // 4096 iterations of a 32-node body: over 100,000 nodes, refused before any copy.
+  const std::string bytes = fixture_bytes("long_loop_body.onnx");
+  ASSERT_FALSE(bytes.empty());
+  EXPECT_THAT(message_of([&] { import_onnx_bytes(bytes, "long.onnx", DimBindings{}); }),
+              HasSubstr("long.onnx: Loop 'long_loop': unrolling its 4096 iterations of 33 nodes "
+                        "would make the graph over 100000 nodes"));
+}
+
 TEST(OnnxImporter, ALoopThatWouldCopyThousandsOfLoopsIsRefused) {
   // Found by the fuzzer: the outer Loop's 4096 iterations copy an inner Loop whose trip count is
   // unknown, and ONNX's shape inference of 4096 Loops took 41 s.

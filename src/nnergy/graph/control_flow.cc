@@ -25,7 +25,7 @@ constexpr std::int64_t kMaxIterations = 4096;
 // Nodes the graph may hold once its control flow is unrolled, nested loops and every round
 // included: exported networks have up to some tens of thousands; the budget is checked before
 // a loop is written out, so that a small file cannot make nnergy allocate gigabytes.
-constexpr std::int64_t kMaxUnrolledNodes = 250000;
+constexpr std::int64_t kMaxUnrolledNodes = 100000;
 // Copies of nodes with subgraphs (Loop, If, Scan) that unrolling may write: one left in place
 // (a trip count not known) costs ONNX's shape inference a copy of the enclosing scope, so
 // thousands of them take minutes.
@@ -398,12 +398,9 @@ class Unroller {
                                     iterations * std::min(per_iteration, kMaxUnrolledNodes + 1);
     std::int64_t with_subgraphs = 0;
     for (const auto& n : body.node()) {
-      for (const auto& a : n.attribute()) {
-        if (a.has_g() || a.graphs_size() > 0) {
-          ++with_subgraphs;
-          break;
-        }
-      }
+      bool control_flow = n.op_type() == "Loop" || n.op_type() == "If" || n.op_type() == "Scan";
+      for (const auto& a : n.attribute()) control_flow |= a.has_g() || a.graphs_size() > 0;
+      with_subgraphs += control_flow ? 1 : 0;
     }
     if (with_subgraphs * iterations > kMaxSubgraphCopies) {
       throw InvalidInput(fmt::format(
