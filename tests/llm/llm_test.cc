@@ -169,6 +169,12 @@ TEST(ConfigReader, RefusesWhatItCannotRead) {
                              "c.json");
               }),
               HasSubstr("expected 3 characters (num_hidden_layers)"));
+  // Found by fuzzing: a multimodal config whose text_config names its model_type as false.
+  EXPECT_THAT(message_of([] {
+                parse_config(R"({"model_type": "llama4", "text_config": {"model_type": false}})",
+                             "c.json");
+              }),
+              HasSubstr("c.json: text_config: field 'model_type': expected a string, found false"));
 }
 
 TEST(ConfigReader, RefusesALayerCountNoModelHasBeforeWalkingIt) {

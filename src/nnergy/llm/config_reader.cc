@@ -167,7 +167,11 @@ const std::set<std::string>& multimodal_types() {
 std::string weight_format_of(const Fields& f) {
   if (f.has("quantization_config") && f.raw("quantization_config").is_object()) {
     const json& q = f.raw("quantization_config");
-    const std::string method = ascii_lower(q.value("quant_method", std::string()));
+    // Read leniently: a field of an unexpected type is as good as absent here.
+    const std::string method = q.contains("quant_method") && q["quant_method"].is_string()
+                                   ? ascii_lower(q["quant_method"].get<std::string>())
+                                   : std::string();
+    const int bits = q.contains("bits") && q["bits"].is_number_integer() ? q["bits"].get<int>() : 0;
     const std::string text = ascii_lower(q.dump());
     if (method == "mxfp4") return "mxfp4";
     if (text.find("nvfp4") != std::string::npos) return "nvfp4";
@@ -175,8 +179,8 @@ std::string weight_format_of(const Fields& f) {
         text.find("float8") != std::string::npos || text.find("e4m3") != std::string::npos) {
       return "fp8";
     }
-    if (method == "awq" || method == "gptq" || q.value("bits", 0) == 4) return "int4";
-    if (q.value("bits", 0) == 8 || text.find("w8a8") != std::string::npos) return "int8";
+    if (method == "awq" || method == "gptq" || bits == 4) return "int4";
+    if (bits == 8 || text.find("w8a8") != std::string::npos) return "int8";
   }
   const std::string dtype = ascii_lower(f.text_or("torch_dtype", f.text_or("dtype", "bfloat16")));
   if (dtype == "float16") return "fp16";
@@ -500,7 +504,15 @@ Architecture read_config(const json& config, const std::string& where) {
     }
     object = &config["text_config"];
     text_where = where + ": text_config";
-    const std::string inner = object->value("model_type", type + "_text");
+    std::string inner = type + "_text";
+    if (object->contains("model_type")) {
+      const json& named = (*object)["model_type"];
+      if (!named.is_string()) {
+        throw InvalidInput(fmt::format("{}: field 'model_type': expected a string, found {}",
+                                       text_where, core::describe_json_value(named)));
+      }
+      inner = named.get<std::string>();
+    }
     type = inner == "gemma3" ? "gemma3_text" : inner;
     if (type == "mistral") type = "mistral";
   }
