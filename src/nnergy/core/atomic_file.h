@@ -9,8 +9,9 @@ namespace nnergy {
 
 /// Writes `text` to `path` atomically: a temporary file next to it (`<path>.tmp.XXXXXX`, a
 /// random name created exclusively: a planted file or symbolic link is never followed), written,
-/// closed, then renamed over `path` (a symbolic link at `path` is replaced, not followed), so that a reader never sees half a file and a failed write leaves
-/// the old file (or none) in place. The directory must exist. Throws InvalidInput
+/// closed, then renamed over `path` (a symbolic link at `path` is replaced, not followed), so that
+/// a reader never sees half a file and a failed write leaves the old file (or none) in place. The
+/// directory must exist. Throws InvalidInput
 /// "<what> <path>: cannot write the file (<reason>)", where `what` names the flag or the kind of
 /// file (e.g. "--out", "model file"), and removes the temporary file.
 void write_file_atomically(const std::filesystem::path& path, std::string_view text,

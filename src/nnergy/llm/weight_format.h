@@ -36,7 +36,7 @@ struct FormatMath {
   /// The units of the matrix products: the format's own (fp8, fp4, int8 tensor cores) or, for
   /// a weight-only format or a fallback, 16-bit (bf16, else fp16).
   device::Precision math = device::Precision::kBf16;
-  bool weight_only = false;     ///< weights dequantized into 16-bit math
+  bool weight_only = false;  ///< weights dequantized into 16-bit math
   /// Bytes per element of a matrix product's activation input: the activations quantized to
   /// the format where it runs natively (1 for fp8 and int8 W8A8, 0.5625 for nvfp4 W4A4, 4 for
   /// fp32), else 2 (weight-only and 16-bit: the activations stay in 16 bits). Only the matrix

@@ -44,9 +44,9 @@ struct PhaseTotals {
 
 /// Predicted serving figures of a deployment (all replicas where it says "deployment").
 struct ServeResult {
-  double batch = 0;                    ///< running sequences (or the batch) per replica
-  bool batch_is_largest = false;       ///< the batch was chosen as the largest that fits
-  double largest_batch = 0;            ///< sequences of input + output tokens that fit per replica
+  double batch = 0;               ///< running sequences (or the batch) per replica
+  bool batch_is_largest = false;  ///< the batch was chosen as the largest that fits
+  double largest_batch = 0;       ///< sequences of input + output tokens that fit per replica
   /// Time to first token: from a request's arrival until its whole prompt has been processed
   /// under the engine's schedule (chunks beside the running decode rows, or prefill steps of
   /// their own), with the step in flight and, in steady state, the prompts that arrive with it.
