@@ -176,7 +176,6 @@ std::optional<std::vector<unsigned int>> allocated_gpu_indices(std::string_view 
   // fields (Command, WorkDir, Comment, StdOut).
   static const std::regex detail(R"(^\s+Nodes=(\S+) CPU_IDs=\S+ Mem=\d+ GRES=(\S*)$)");
   static const std::regex gpu_entry(R"((?:^|,)gpu(?::[^,(]*)*\(IDX:([0-9,\-]+)\))");
-  std::optional<std::vector<unsigned int>> found;
   std::istringstream lines{std::string(output)};
   std::string line;
   std::getline(lines, line);  // JobId=… JobName=…
@@ -193,7 +192,9 @@ std::optional<std::vector<unsigned int>> allocated_gpu_indices(std::string_view 
         const std::optional<std::int64_t> first = parse_index(part.substr(0, dash));
         const std::optional<std::int64_t> last =
             dash == std::string::npos ? first : parse_index(part.substr(dash + 1));
-        if (!first || !last || *last < *first || *last - *first > kMaxGpusPerNode) return found;
+        if (!first || !last || *last < *first || *last - *first > kMaxGpusPerNode) {
+          return std::nullopt;
+        }
         for (std::int64_t i = *first; i <= *last; ++i) gpus.push_back(static_cast<unsigned>(i));
       }
     }
@@ -201,7 +202,7 @@ std::optional<std::vector<unsigned int>> allocated_gpu_indices(std::string_view 
     gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
     return gpus;
   }
-  return found;
+  return std::nullopt;
 }
 
 CheckedGpus check_step_gpus(const std::vector<unsigned int>& claimed,
