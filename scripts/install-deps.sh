@@ -21,7 +21,7 @@ set -euo pipefail
 packages=(
   build-essential cmake git pkg-config
   libeigen3-dev nlohmann-json3-dev libcli11-dev libfmt-dev libsqlite3-dev
-  libprotobuf-dev protobuf-compiler libonnx-dev
+  libprotobuf-dev protobuf-compiler libonnx-dev zlib1g-dev
   libxgboost-dev xgboost libsimdjson-dev
   libtorch-dev libopenblas0-openmp
   pybind11-dev python3-dev python3-pandas python3-venv python3-pip

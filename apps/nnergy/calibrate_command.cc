@@ -6,8 +6,10 @@
 
 #include "command.h"
 #include "nnergy/api/calibrate.h"
+#include "nnergy/api/calibrate_kernels.h"
 #include "nnergy/api/calibrate_serve.h"
 #include "nnergy/calibration/time_calibration.h"
+#include "nnergy/core/error.h"
 #include "nnergy/report/calibration_report.h"
 #include "nnergy/report/output_format.h"
 
@@ -26,7 +28,22 @@ struct CalibrateOptions {
   bool serve = false;          ///< the serving model, on LLM-serving measurements
   bool cross_validate = true;  ///< --serve: also the held-out fits
   std::string mapping;         ///< --serve: how records become serve runs
+  bool kernels = false;        ///< the kernel model, on measured kernel tables
+  std::string table;           ///< --kernels: the GEMM table
 };
+
+std::string run_calibrate_kernels(const CalibrateOptions& o, const std::string& command_line) {
+  api::CalibrateKernelsRequest r;
+  r.names = SettingNames::kFlag;
+  r.command_line = command_line;
+  r.table = o.table;
+  r.output = o.output;
+  r.dry_run = o.dry_run;
+  const auto progress = stderr_progress("calibrate --kernels", "fits");
+  r.progress = progress->callback();
+  const report::KernelCalibrationReport report = api::calibrate_kernels(r);
+  return report::render(report, report::choose_format(o.json));
+}
 
 std::string run_calibrate_serve(const CalibrateOptions& o, const std::string& command_line) {
   api::CalibrateServeRequest r;
@@ -44,7 +61,10 @@ std::string run_calibrate_serve(const CalibrateOptions& o, const std::string& co
 }
 
 std::string run_calibrate(const CalibrateOptions& o, const std::string& command_line) {
+  if (o.serve && o.kernels)
+    throw InvalidInput("--serve and --kernels: choose one model to calibrate");
   if (o.serve) return run_calibrate_serve(o, command_line);
+  if (o.kernels) return run_calibrate_kernels(o, command_line);
   api::CalibrateRequest r;
   r.names = SettingNames::kFlag;
   r.command_line = command_line;
@@ -80,6 +100,12 @@ void add_calibrate_command(CLI::App& app, CommandRun* selected, const std::strin
   cmd->add_flag("--serve", options->serve,
                 "calibrate nnergy serve instead, on published LLM-serving measurements "
                 "(calibration/llm_measured_public.json; writes llm/calibrated.json)");
+  cmd->add_flag("--kernels", options->kernels,
+                "calibrate the kernel model instead, on measured GEMMs "
+                "(calibration/kernels/aic_gemm.csv.gz; writes kernel/calibrated.json)");
+  cmd->add_option("--table", options->table,
+                  "--kernels: the measured GEMM table (gzipped CSV; default: "
+                  "calibration/kernels/aic_gemm.csv.gz)");
   cmd->add_option("--mapping", options->mapping,
                   "--serve: how records become serve runs (default: calibration/llm_runs.json)");
   cmd->add_flag("!--no-cross-validation", options->cross_validate,

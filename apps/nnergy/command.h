@@ -53,6 +53,9 @@ void add_account_command(CLI::App& app, CommandRun* selected, const std::string&
 /// `nnergy serve`: time, power and energy per token of serving a language model.
 void add_serve_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 
+/// `nnergy kernel gemm`: one kernel's time, power and energy by the kernel model.
+void add_kernel_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
+
 /// `nnergy compare`: one network on several devices.
 void add_compare_command(CLI::App& app, CommandRun* selected, const std::string& command_line);
 

@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   nnergy::cli::add_predict_command(app, &run, command_line);
   nnergy::cli::add_serve_command(app, &run, command_line);
   nnergy::cli::add_compare_command(app, &run, command_line);
+  nnergy::cli::add_kernel_command(app, &run, command_line);
   nnergy::cli::add_zoo_command(app, &run);
   nnergy::cli::add_devices_command(app, &run, command_line);
   nnergy::cli::add_monitor_command(app, &run, command_line, trailing);

@@ -1,0 +1,351 @@
+#include "nnergy/calibration/kernel_fit.h"
+
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+// GCC reports LevenbergMarquardt::iterations() as maybe reading an uninitialized m_iter
+// depending on how it inlines minimize(), which always sets it: silenced for this header only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <unsupported/Eigen/LevenbergMarquardt>
+#pragma GCC diagnostic pop
+
+#include "nnergy/core/statistics.h"
+#include "nnergy/kernel/gemm_model.h"
+
+namespace nnergy::calibration {
+
+namespace {
+
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+using kernel::GemmParameters;
+using kernel::KernelParameters;
+
+double logistic(double t) { return 1 / (1 + std::exp(-t)); }
+double logit(double p) { return std::log(p / (1 - p)); }
+
+// Weak priors on the parameters, in their fitted scale (logit or log): they keep a parameter
+// that the rows do not determine (a quantization time for a format without one) at its
+// default, and pull none of the determined ones noticeably.
+constexpr double kPriorSigma = 10.0;
+// Groups with fewer rows are not fitted (their format takes a neighbour's parameters).
+constexpr std::size_t kMinRows = 20;
+// Finite-difference step of the Jacobian, in the parameters' scale.
+constexpr double kStep = 1e-4;
+
+constexpr int kGemmParameters = 7;
+
+GemmParameters decode(const VectorXd& x) {
+  GemmParameters p;
+  p.compute_efficiency = logistic(x[0]);
+  p.memory_efficiency = logistic(x[1]);
+  p.latency_s = std::exp(x[2]);
+  p.k_half = std::exp(x[3]);
+  p.tile_exponent = std::exp(x[4]);
+  p.overlap_loss = logistic(x[5]);
+  p.quantize_latency_s = std::exp(x[6]);
+  return p;
+}
+
+VectorXd encode(const GemmParameters& p) {
+  VectorXd x(kGemmParameters);
+  x << logit(p.compute_efficiency), logit(p.memory_efficiency), std::log(p.latency_s),
+      std::log(p.k_half), std::log(p.tile_exponent), logit(p.overlap_loss),
+      std::log(p.quantize_latency_s);
+  return x;
+}
+
+// A least-squares problem for Eigen's Levenberg–Marquardt: residuals(x) and a forward-
+// difference Jacobian.
+struct Problem {
+  int parameters = 0;
+  int residuals = 0;
+  std::function<void(const VectorXd&, VectorXd&)> evaluate;
+};
+
+struct Functor : Eigen::DenseFunctor<double> {
+  explicit Functor(const Problem& p)
+      : Eigen::DenseFunctor<double>(p.parameters, p.residuals), problem(p) {}
+  int operator()(const VectorXd& x, VectorXd& f) const {
+    problem.evaluate(x, f);
+    return 0;
+  }
+  int df(const VectorXd& x, MatrixXd& jacobian) const {
+    VectorXd base(problem.residuals);
+    problem.evaluate(x, base);
+    jacobian.resize(problem.residuals, problem.parameters);
+    for (int j = 0; j < problem.parameters; ++j) {
+      VectorXd moved = x;
+      moved[j] += kStep;
+      VectorXd f(problem.residuals);
+      problem.evaluate(moved, f);
+      jacobian.col(j) = (f - base) / kStep;
+    }
+    return 0;
+  }
+  const Problem& problem;
+};
+
+VectorXd minimize(const Problem& problem, VectorXd x) {
+  Functor functor(problem);
+  Eigen::LevenbergMarquardt<Functor> lm(functor);
+  lm.setMaxfev(400);
+  lm.setXtol(1e-6);
+  lm.setFtol(1e-7);
+  lm.minimize(x);
+  return x;
+}
+
+GemmParameters fit_gemm(const std::vector<const MeasuredGemm*>& rows,
+                        const device::DeviceCatalog& catalog) {
+  std::vector<const device::DeviceSpec*> devices;
+  devices.reserve(rows.size());
+  for (const MeasuredGemm* r : rows) devices.push_back(&catalog.find(r->device_id));
+  const VectorXd prior = encode(GemmParameters{});
+  Problem problem;
+  problem.parameters = kGemmParameters;
+  problem.residuals = static_cast<int>(rows.size()) + kGemmParameters;
+  problem.evaluate = [&](const VectorXd& x, VectorXd& f) {
+    const GemmParameters p = decode(x);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const double t = kernel::gemm_time_s(*devices[i], rows[i]->shape, rows[i]->format, p,
+                                           devices[i]->clock.boost_mhz);
+      f[static_cast<Eigen::Index>(i)] = std::log(t / rows[i]->latency_s);
+    }
+    for (int j = 0; j < kGemmParameters; ++j)
+      f[static_cast<Eigen::Index>(rows.size()) + j] = (x[j] - prior[j]) / kPriorSigma;
+  };
+  GemmParameters fitted = decode(minimize(problem, prior));
+  fitted.measurements = static_cast<int>(rows.size());
+  std::set<std::string> gpus;
+  for (const MeasuredGemm* r : rows) gpus.insert(r->device_id);
+  std::string list;
+  for (const std::string& g : gpus) list += (list.empty() ? "" : ", ") + g;
+  fitted.fitted_on =
+      fmt::format("{} GEMMs measured on {} ({})", rows.size(), list, rows.front()->software);
+  return fitted;
+}
+
+// Power parameters: base, compute, memory (log scale) and one weight per format other than
+// 16-bit (log scale).
+void fit_power(const std::vector<const MeasuredGemm*>& rows, const device::DeviceCatalog& catalog,
+               KernelParameters& k) {
+  if (rows.size() < kMinRows) return;
+  std::vector<std::string> weighted;
+  for (const MeasuredGemm* r : rows) {
+    const std::string name(kernel::info(r->format).name);
+    if (r->format != kernel::GemmFormat::k16Bit &&
+        std::find(weighted.begin(), weighted.end(), name) == weighted.end())
+      weighted.push_back(name);
+  }
+  const int n = 3 + static_cast<int>(weighted.size());
+  VectorXd prior(n);
+  prior << std::log(k.power.base), std::log(k.power.compute), std::log(k.power.memory);
+  for (int j = 3; j < n; ++j) prior[j] = 0;
+  const auto apply = [&](const VectorXd& x, KernelParameters& out) {
+    out.power.base = std::exp(x[0]);
+    out.power.compute = std::exp(x[1]);
+    out.power.memory = std::exp(x[2]);
+    for (int j = 3; j < n; ++j) out.power.format_weight[weighted[j - 3]] = std::exp(x[j]);
+  };
+  Problem problem;
+  problem.parameters = n;
+  problem.residuals = static_cast<int>(rows.size()) + n;
+  KernelParameters trial = k;
+  problem.evaluate = [&](const VectorXd& x, VectorXd& f) {
+    apply(x, trial);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const MeasuredGemm& r = *rows[i];
+      const kernel::KernelEstimate e =
+          kernel::predict_gemm(catalog.find(r.device_id), r.shape, r.format, trial, r.engine);
+      f[static_cast<Eigen::Index>(i)] = std::log(e.power_w / *r.power_w);
+    }
+    for (int j = 0; j < n; ++j)
+      f[static_cast<Eigen::Index>(rows.size()) + j] = (x[j] - prior[j]) / kPriorSigma;
+  };
+  apply(minimize(problem, prior), k);
+  std::set<std::string> gpus;
+  for (const MeasuredGemm* r : rows) gpus.insert(r->device_id);
+  std::string list;
+  for (const std::string& g : gpus) list += (list.empty() ? "" : ", ") + g;
+  k.power.measurements = static_cast<int>(rows.size());
+  k.power.fitted_on = fmt::format(
+      "{} GEMMs of at least {:.0f} ms with sustained board power (NVML, 100 ms samples over "
+      "≥ 1 s loops) on {}",
+      rows.size(), kMinPowerKernelS * 1e3, list);
+}
+
+bool power_row(const MeasuredGemm& r) { return r.power_w && r.latency_s >= kMinPowerKernelS; }
+
+KernelParameters fit_all(const std::vector<const MeasuredGemm*>& rows,
+                         const device::DeviceCatalog& catalog) {
+  KernelParameters k;
+  std::map<std::pair<std::string, std::string>, std::vector<const MeasuredGemm*>> groups;
+  for (const MeasuredGemm* r : rows)
+    groups[{r->engine, std::string(kernel::info(r->format).name)}].push_back(r);
+  for (const auto& [key, members] : groups) {
+    if (members.size() < kMinRows) continue;
+    k.gemm[key.first][key.second] = fit_gemm(members, catalog);
+  }
+  std::vector<const MeasuredGemm*> powered;
+  for (const MeasuredGemm* r : rows)
+    if (power_row(*r)) powered.push_back(r);
+  fit_power(powered, catalog, k);
+  return k;
+}
+
+struct Ratios {
+  std::vector<double> time;
+  std::vector<double> power;
+};
+
+KernelScore score_of(const std::string& device, const std::string& engine,
+                     const std::string& format, const std::string& quantity,
+                     const std::vector<double>& ratios) {
+  KernelScore s{device, engine, format, quantity, static_cast<int>(ratios.size())};
+  if (ratios.empty()) return s;
+  double sum = 0;
+  double sum_log = 0;
+  for (double r : ratios) {
+    sum += std::abs(r - 1);
+    sum_log += std::log(r);
+  }
+  s.mape = sum / ratios.size();
+  s.median_ratio = statistics::median(ratios);
+  const double mean_log = sum_log / ratios.size();
+  double var = 0;
+  for (double r : ratios) var += (std::log(r) - mean_log) * (std::log(r) - mean_log);
+  s.log_sigma = std::sqrt(var / ratios.size());
+  return s;
+}
+
+void add_ratios(const std::vector<const MeasuredGemm*>& rows, const device::DeviceCatalog& catalog,
+                const KernelParameters& parameters,
+                std::map<std::tuple<std::string, std::string, std::string>, Ratios>& out) {
+  for (const MeasuredGemm* r : rows) {
+    const device::DeviceSpec& device = catalog.find(r->device_id);
+    const std::string format(kernel::info(r->format).name);
+    Ratios& ratios = out[{r->device_id, r->engine, format}];
+    // Time as the tables measured it: short timing runs, not power-capped.
+    const double t =
+        kernel::gemm_time_s(device, r->shape, r->format, parameters.gemm_for(r->format, r->engine),
+                            device.clock.boost_mhz);
+    ratios.time.push_back(t / r->latency_s);
+    if (power_row(*r) && parameters.power.measurements > 0) {
+      const kernel::KernelEstimate e =
+          kernel::predict_gemm(device, r->shape, r->format, parameters, r->engine);
+      ratios.power.push_back(e.power_w / *r->power_w);
+    }
+  }
+}
+
+std::vector<KernelScore> scores_of(
+    const std::map<std::tuple<std::string, std::string, std::string>, Ratios>& ratios) {
+  std::vector<KernelScore> out;
+  for (const auto& [key, r] : ratios) {
+    const auto& [device, engine, format] = key;
+    out.push_back(score_of(device, engine, format, "time", r.time));
+    if (!r.power.empty()) out.push_back(score_of(device, engine, format, "power", r.power));
+  }
+  return out;
+}
+
+// ln-ratio RMS of `quantity` over the scores (weighted by their counts), per format or all.
+double pooled_log_rms(const std::vector<KernelScore>& scores, const std::string& quantity,
+                      const std::string& format) {
+  double sum = 0;
+  int count = 0;
+  for (const KernelScore& s : scores) {
+    if (s.quantity != quantity || (!format.empty() && s.format != format)) continue;
+    const double bias = std::log(s.median_ratio);
+    sum += s.count * (s.log_sigma * s.log_sigma + bias * bias);
+    count += s.count;
+  }
+  return count > 0 ? std::sqrt(sum / count) : 0;
+}
+
+std::string accuracy_line(const std::vector<KernelScore>& scores, const std::string& quantity,
+                          const std::string& what) {
+  std::map<std::string, std::pair<double, int>> by_format;
+  double sum = 0;
+  int count = 0;
+  std::set<std::string> gpus;
+  for (const KernelScore& s : scores) {
+    if (s.quantity != quantity) continue;
+    by_format[s.format].first += s.mape * s.count;
+    by_format[s.format].second += s.count;
+    sum += s.mape * s.count;
+    count += s.count;
+    gpus.insert(s.device_id);
+  }
+  if (count == 0) return "";
+  std::string formats;
+  for (const auto& [f, v] : by_format)
+    formats +=
+        fmt::format("{}{} {:.1f} %", formats.empty() ? "" : ", ", f, 100 * v.first / v.second);
+  return fmt::format("{} leave-one-GPU-out MAPE {:.1f} % over {} kernels of {} GPUs ({})", what,
+                     100 * sum / count, count, gpus.size(), formats);
+}
+
+}  // namespace
+
+std::vector<KernelScore> score_kernels(const std::vector<MeasuredGemm>& rows,
+                                       const device::DeviceCatalog& catalog,
+                                       const KernelParameters& parameters) {
+  std::vector<const MeasuredGemm*> all;
+  for (const MeasuredGemm& r : rows) all.push_back(&r);
+  std::map<std::tuple<std::string, std::string, std::string>, Ratios> ratios;
+  add_ratios(all, catalog, parameters, ratios);
+  return scores_of(ratios);
+}
+
+KernelFit fit_kernels(const std::vector<MeasuredGemm>& rows, const device::DeviceCatalog& catalog,
+                      const ProgressCallback& progress) {
+  KernelFit fit;
+  std::vector<const MeasuredGemm*> all;
+  std::set<std::string> gpus;
+  for (const MeasuredGemm& r : rows) {
+    all.push_back(&r);
+    gpus.insert(r.device_id);
+    if (power_row(r)) ++fit.power_rows;
+  }
+  fit.rows = static_cast<int>(rows.size());
+  const std::size_t steps = gpus.size() + 1;
+  std::size_t done = 0;
+  if (progress) progress(done, steps);
+  std::map<std::tuple<std::string, std::string, std::string>, Ratios> held_out;
+  for (const std::string& gpu : gpus) {
+    std::vector<const MeasuredGemm*> train;
+    std::vector<const MeasuredGemm*> test;
+    for (const MeasuredGemm* r : all) (r->device_id == gpu ? test : train).push_back(r);
+    const KernelParameters k = fit_all(train, catalog);
+    add_ratios(test, catalog, k, held_out);
+    if (progress) progress(++done, steps);
+  }
+  fit.out_of_sample = scores_of(held_out);
+  fit.parameters = fit_all(all, catalog);
+  fit.in_sample = score_kernels(rows, catalog, fit.parameters);
+  if (progress) progress(++done, steps);
+
+  KernelParameters& k = fit.parameters;
+  for (const KernelScore& s : fit.out_of_sample)
+    if (s.quantity == "time") k.time_log_sigma[s.format] = 0;
+  for (auto& [format, sigma] : k.time_log_sigma)
+    sigma = pooled_log_rms(fit.out_of_sample, "time", format);
+  k.power_log_sigma = pooled_log_rms(fit.out_of_sample, "power", "");
+  k.accuracy.time = accuracy_line(fit.out_of_sample, "time", "GEMM time");
+  k.accuracy.power = accuracy_line(fit.out_of_sample, "power", "GEMM board power");
+  k.provenance = fmt::format(
+      "fitted by nnergy calibrate --kernels on {} measured GEMMs of {} GPUs ({} with sustained "
+      "power) from AIConfigurator's tables (ai-dynamo/aiconfigurator, Apache-2.0; "
+      "data/calibration/kernels/README.md)",
+      rows.size(), gpus.size(), fit.power_rows);
+  return fit;
+}
+
+}  // namespace nnergy::calibration

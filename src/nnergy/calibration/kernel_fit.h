@@ -1,0 +1,53 @@
+#pragma once
+
+// `nnergy calibrate --kernels`: the kernel model's parameters (kernel/kernel_parameters.h)
+// fitted on measured kernels, and scored leave-one-GPU-out: each GPU's kernels predicted with
+// parameters fitted on the other GPUs' only, as a GPU that nobody measured would be.
+
+#include <string>
+#include <vector>
+
+#include "nnergy/calibration/kernel_tables.h"
+#include "nnergy/core/progress.h"
+#include "nnergy/device/device_catalog.h"
+#include "nnergy/kernel/kernel_parameters.h"
+
+namespace nnergy::calibration {
+
+/// Accuracy of one group of predictions (one GPU, format and engine).
+struct KernelScore {
+  std::string device_id;
+  std::string engine;
+  std::string format;
+  std::string quantity;  ///< "time" or "power"
+  int count = 0;
+  double mape = 0;          ///< mean |predicted/measured − 1|
+  double median_ratio = 0;  ///< median predicted/measured
+  double log_sigma = 0;     ///< standard deviation of ln(predicted/measured)
+};
+
+/// The fitted parameters and how they did.
+struct KernelFit {
+  kernel::KernelParameters parameters;     ///< fitted on every row
+  std::vector<KernelScore> out_of_sample;  ///< leave-one-GPU-out, per GPU × format × engine
+  std::vector<KernelScore> in_sample;      ///< the final fit on its own rows (for contrast)
+  int rows = 0;
+  int power_rows = 0;
+};
+
+/// Rows with power that the power fit uses: sustained kernels of at least this long (NVML
+/// averages over 100 ms; shorter kernels' readings mix in the state before them).
+inline constexpr double kMinPowerKernelS = 1e-3;
+
+/// Fits the GEMM parameters of every engine × format present in `rows` (Levenberg–Marquardt on
+/// ln(predicted/measured)), the power parameters on the rows with power, and scores both
+/// leave-one-GPU-out. `progress` is told the fits done.
+KernelFit fit_kernels(const std::vector<MeasuredGemm>& rows, const device::DeviceCatalog& catalog,
+                      const ProgressCallback& progress = {});
+
+/// Scores of `parameters` on `rows`, per GPU × format × engine (and power where measured).
+std::vector<KernelScore> score_kernels(const std::vector<MeasuredGemm>& rows,
+                                       const device::DeviceCatalog& catalog,
+                                       const kernel::KernelParameters& parameters);
+
+}  // namespace nnergy::calibration

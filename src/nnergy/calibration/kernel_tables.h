@@ -1,0 +1,45 @@
+#pragma once
+
+// Measured kernels to fit the kernel model on: the GEMM rows of AIConfigurator's tables
+// (data/calibration/kernels/aic_gemm.csv.gz, gzipped CSV; README there for how they were
+// measured), with their GPU mapped to a catalog device and their software to an engine.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nnergy/device/device_catalog.h"
+#include "nnergy/kernel/gemm_format.h"
+#include "nnergy/kernel/gemm_model.h"
+
+namespace nnergy::calibration {
+
+/// One measured GEMM.
+struct MeasuredGemm {
+  std::string device_id;  ///< catalog id ("h100-sxm")
+  std::string engine;     ///< "tensorrt-llm", "vllm"
+  std::string software;   ///< as the table gives it ("trtllm-1.3.0rc20")
+  kernel::GemmFormat format = kernel::GemmFormat::k16Bit;
+  kernel::GemmShape shape;
+  double latency_s = 0;
+  std::optional<double> power_w;  ///< sustained board power, where measured
+  std::string source;             ///< file and line
+};
+
+/// The catalog device of a table's GPU name ("h100_sxm" → "h100-sxm"); nullopt for a GPU the
+/// mapping does not know.
+std::optional<std::string> catalog_id_of_table_gpu(const std::string& gpu);
+
+/// Reads every row of `path` (gzipped or plain CSV with the header of aic_gemm.csv.gz) whose
+/// GPU, format and engine nnergy knows; the others are counted in `*skipped`. Throws
+/// InvalidInput naming the file and line for a file that cannot be read or a malformed row.
+std::vector<MeasuredGemm> read_gemm_table(const std::filesystem::path& path,
+                                          const device::DeviceCatalog& catalog,
+                                          int* skipped = nullptr);
+
+/// The lines of a gzipped (or plain) text file. Throws InvalidInput naming it when it cannot
+/// be read.
+std::vector<std::string> read_text_lines(const std::filesystem::path& path);
+
+}  // namespace nnergy::calibration

@@ -1,0 +1,191 @@
+#include "nnergy/kernel/gemm_model.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "nnergy/core/error.h"
+#include "nnergy/kernel/kernel_power.h"
+
+namespace nnergy::kernel {
+
+namespace {
+
+struct Tile {
+  int m;
+  int n;
+};
+// The CTA tiles GEMM libraries choose among (CUTLASS/cuBLAS on Ampere to Blackwell).
+constexpr std::array<Tile, 6> kTiles = {
+    {{256, 128}, {128, 256}, {128, 128}, {128, 64}, {64, 128}, {64, 64}}};
+constexpr double kLargestTileArea = 256.0 * 128.0;
+// Split-K: a reduction is split across SMs only while each part keeps at least this depth.
+constexpr double kMinSplitDepth = 256;
+// Below this fraction of the boost clock the SMs cannot keep DRAM saturated.
+constexpr double kMemorySaturationClockRatio = 0.5;
+
+struct Times {
+  double compute_s = 0;
+  double memory_s = 0;
+  double quantize_s = 0;
+  double total_s = 0;
+  Tile tile{0, 0};
+  double waves = 0;
+  double tiles = 0;
+  double split = 1;
+};
+
+Times times(const device::DeviceSpec& device, const GemmShape& s, GemmFormat format,
+            const GemmParameters& p, double clock_mhz) {
+  const GemmFormatInfo& f = info(format);
+  const double peak = device.peak(f.math).value_or(0);
+  const double clock_ratio = clock_mhz / device.clock.boost_mhz;
+  const double sms = std::max(1, device.sm_count);
+  Times t;
+  t.compute_s = INFINITY;
+  for (const Tile& tile : kTiles) {
+    const double tiles = std::ceil(s.m / tile.m) * std::ceil(s.n / tile.n) * std::max(1.0, s.batch);
+    const double split =
+        tiles >= sms
+            ? 1.0
+            : std::max(1.0, std::min(std::floor(sms / tiles), std::floor(s.k / kMinSplitDepth)));
+    const double depth = s.k / split;
+    const double waves = std::ceil(tiles * split / sms);
+    const double area = static_cast<double>(tile.m) * tile.n;
+    const double sm_rate = p.compute_efficiency *
+                           std::pow(area / kLargestTileArea, p.tile_exponent) * peak / sms *
+                           clock_ratio;
+    const double compute_s = waves * 2 * area * depth / sm_rate * (depth + p.k_half) / depth;
+    if (compute_s < t.compute_s) {
+      t.compute_s = compute_s;
+      t.tile = tile;
+      t.waves = waves;
+      t.tiles = tiles;
+      t.split = split;
+    }
+  }
+  const double bandwidth = p.memory_efficiency * device.memory_bandwidth_byte_per_s *
+                           std::min(1.0, clock_ratio / kMemorySaturationClockRatio);
+  const double batch = std::max(1.0, s.batch);
+  const double bytes =
+      batch * (s.m * s.k * f.input_bytes + s.k * s.n * f.weight_bytes + s.m * s.n * f.output_bytes);
+  t.memory_s = bytes / bandwidth;
+  if (f.quantizes_input)
+    t.quantize_s = p.quantize_latency_s + batch * s.m * s.k * (2 + f.input_bytes) / bandwidth;
+  t.total_s = p.latency_s + std::max(t.compute_s, t.memory_s) +
+              p.overlap_loss * std::min(t.compute_s, t.memory_s) + t.quantize_s;
+  return t;
+}
+
+double dram_bytes(const GemmShape& s, GemmFormat format) {
+  const GemmFormatInfo& f = info(format);
+  return std::max(1.0, s.batch) *
+         (s.m * s.k * f.input_bytes + s.k * s.n * f.weight_bytes + s.m * s.n * f.output_bytes);
+}
+
+Activity activity_of(const device::DeviceSpec& device, const GemmShape& s, GemmFormat format,
+                     const Times& t, double weight) {
+  Activity a;
+  a.compute = std::min(1.0, t.compute_s / t.total_s);
+  a.memory = std::min(1.0, dram_bytes(s, format) / t.total_s / device.memory_bandwidth_byte_per_s);
+  a.format_weight = weight;
+  return a;
+}
+
+}  // namespace
+
+std::string_view to_string(Bound bound) {
+  switch (bound) {
+    case Bound::kCompute:
+      return "compute";
+    case Bound::kMemory:
+      return "memory";
+    case Bound::kPowerCap:
+      return "power cap";
+    case Bound::kLatency:
+      break;
+  }
+  return "latency";
+}
+
+std::string formats_of(const device::DeviceSpec& device) {
+  std::string out;
+  for (const GemmFormat* f = all_gemm_formats_begin(); f != all_gemm_formats_end(); ++f)
+    if (device.peak(info(*f).math)) out += (out.empty() ? "" : ", ") + std::string(info(*f).name);
+  return out;
+}
+
+double gemm_time_s(const device::DeviceSpec& device, const GemmShape& shape, GemmFormat format,
+                   const GemmParameters& p, double clock_mhz) {
+  return times(device, shape, format, p, clock_mhz).total_s;
+}
+
+KernelEstimate predict_gemm(const device::DeviceSpec& device, const GemmShape& shape,
+                            GemmFormat format, const KernelParameters& parameters,
+                            const std::string& engine, double clock_mhz) {
+  const GemmFormatInfo& f = info(format);
+  if (!device.peak(f.math)) {
+    throw InvalidInput(
+        fmt::format("{} has no {} units in the catalog, so it cannot run {} "
+                    "GEMMs; it runs: {}",
+                    device.id, device::to_string(f.math), f.name, formats_of(device)));
+  }
+  for (const auto& [name, value] : {std::pair{"m", shape.m}, std::pair{"n", shape.n},
+                                    std::pair{"k", shape.k}, std::pair{"batch", shape.batch}}) {
+    if (!(value >= 1) || !std::isfinite(value))
+      throw InvalidInput(
+          fmt::format("GEMM {} must be a positive whole number, got {}", name, value));
+  }
+  const double clock = clock_mhz > 0 ? clock_mhz : device.clock.boost_mhz;
+  std::string from;
+  const GemmParameters p = parameters.gemm_for(format, engine, &from);
+  const PowerParameters& pp = parameters.power;
+  const double weight = parameters.power_weight(format);
+
+  Times t = times(device, shape, format, p, clock);
+  Activity a = activity_of(device, shape, format, t, weight);
+  double power = unconstrained_power_w(device, pp, a, clock);
+  KernelEstimate e;
+  e.clock_mhz = clock;
+  const double ratio = power_limit_clock_ratio(device, pp, a, power);
+  if (ratio < 1) {
+    e.clock_mhz = clock * ratio;
+    t = times(device, shape, format, p, e.clock_mhz);
+    power = device.tdp_w;
+  }
+  power = std::clamp(power, device.idle_w, device.tdp_w);
+  e.time_s = t.total_s;
+  e.power_w = power;
+  e.energy_j = power * t.total_s;
+  e.flop_count = 2 * shape.m * shape.n * shape.k * std::max(1.0, shape.batch);
+  e.byte_count = dram_bytes(shape, format);
+  e.compute_s = t.compute_s;
+  e.memory_s = t.memory_s;
+  e.tile_m = t.tile.m;
+  e.tile_n = t.tile.n;
+  e.waves = t.waves;
+  const double sms = std::max(1, device.sm_count);
+  e.tile_utilisation = shape.m * shape.n * std::max(1.0, shape.batch) /
+                       (t.tiles * t.tile.m * static_cast<double>(t.tile.n));
+  e.wave_utilisation = t.tiles * t.split / (t.waves * sms);
+  if (ratio < 1) {
+    e.bound = Bound::kPowerCap;
+  } else if (p.latency_s > std::max(t.compute_s, t.memory_s)) {
+    e.bound = Bound::kLatency;
+  } else {
+    e.bound = t.compute_s >= t.memory_s ? Bound::kCompute : Bound::kMemory;
+  }
+  const auto sigma = parameters.time_log_sigma.find(std::string(f.name));
+  if (sigma != parameters.time_log_sigma.end())
+    e.time_std_s = device::relative_spread(sigma->second) * e.time_s;
+  e.power_std_w = device::relative_spread(parameters.power_log_sigma) * e.power_w;
+  const double rel_t = e.time_s > 0 ? e.time_std_s / e.time_s : 0;
+  const double rel_p = e.power_w > 0 ? e.power_std_w / e.power_w : 0;
+  e.energy_std_j = std::hypot(rel_t, rel_p) * e.energy_j;
+  e.parameters = from.empty() ? fmt::format("{} {} kernels", engine, f.name) : from;
+  return e;
+}
+
+}  // namespace nnergy::kernel

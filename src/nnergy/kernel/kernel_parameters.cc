@@ -1,0 +1,201 @@
+#include "nnergy/kernel/kernel_parameters.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <vector>
+
+#include "nnergy/core/error.h"
+#include "nnergy/core/json_document.h"
+
+namespace nnergy::kernel {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Where a format without a fit of its own takes its parameters from, nearest first: the same
+// kernels' family (block-scaled and int8 products are fp8-like CUTLASS kernels; NVFP4 the next
+// narrower one), weight-only and tf32 products the 16-bit ones.
+const std::map<std::string, std::vector<std::string>>& transfers() {
+  static const std::map<std::string, std::vector<std::string>> kTransfers = {
+      {"fp8_block", {"fp8", "bf16"}},
+      {"fp8", {"fp8_block", "bf16"}},
+      {"int8", {"fp8", "bf16"}},
+      {"nvfp4", {"fp8", "bf16"}},
+      {"int4_wo", {"int8_wo", "bf16"}},
+      {"int8_wo", {"int4_wo", "bf16"}},
+      {"tf32", {"bf16"}},
+      {"fp32", {}},
+      {"bf16", {}},
+  };
+  return kTransfers;
+}
+
+double number(const json& o, const char* key, double fallback, const std::string& where, double low,
+              double high) {
+  if (!o.contains(key)) return fallback;
+  if (!o[key].is_number() || !(o[key].get<double>() >= low && o[key].get<double>() <= high)) {
+    throw InvalidInput(fmt::format("{}: field '{}': expected a number in [{}, {}], found {}", where,
+                                   key, low, high, core::describe_json_value(o[key])));
+  }
+  return o[key].get<double>();
+}
+
+GemmParameters gemm_of(const json& o, const std::string& where) {
+  if (!o.is_object()) throw InvalidInput(where + ": expected an object");
+  GemmParameters p;
+  p.compute_efficiency = number(o, "compute_efficiency", p.compute_efficiency, where, 1e-3, 1);
+  p.memory_efficiency = number(o, "memory_efficiency", p.memory_efficiency, where, 1e-3, 1);
+  p.latency_s = number(o, "latency_s", p.latency_s, where, 0, 1e-2);
+  p.k_half = number(o, "k_half", p.k_half, where, 0, 1e6);
+  p.tile_exponent = number(o, "tile_exponent", p.tile_exponent, where, 0, 4);
+  p.overlap_loss = number(o, "overlap_loss", p.overlap_loss, where, 0, 1);
+  p.quantize_latency_s = number(o, "quantize_latency_s", p.quantize_latency_s, where, 0, 1e-2);
+  p.measurements = static_cast<int>(number(o, "measurements", 0, where, 0, 1e9));
+  p.fitted_on = o.value("fitted_on", "");
+  return p;
+}
+
+json gemm_json(const GemmParameters& p) {
+  return json{{"compute_efficiency", p.compute_efficiency},
+              {"memory_efficiency", p.memory_efficiency},
+              {"latency_s", p.latency_s},
+              {"k_half", p.k_half},
+              {"tile_exponent", p.tile_exponent},
+              {"overlap_loss", p.overlap_loss},
+              {"quantize_latency_s", p.quantize_latency_s},
+              {"measurements", p.measurements},
+              {"fitted_on", p.fitted_on}};
+}
+
+}  // namespace
+
+KernelParameters KernelParameters::load(const std::filesystem::path& data_dir) {
+  const std::filesystem::path path = data_dir / "kernel" / "calibrated.json";
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return {};
+  std::ifstream in(path);
+  if (!in) throw InvalidInput(path.string() + ": cannot be opened for reading");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), path.string());
+}
+
+KernelParameters KernelParameters::parse(const std::string& text, const std::string& source) {
+  json root;
+  try {
+    root = core::parse_ordered_json_document(text, source);
+  } catch (const json::exception& e) {
+    throw InvalidInput(source + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  if (!root.is_object()) throw InvalidInput(source + ": expected a JSON object");
+  KernelParameters k;
+  k.provenance = root.value("provenance", "");
+  if (root.contains("gemm")) {
+    if (!root["gemm"].is_object()) throw InvalidInput(source + ": 'gemm': expected an object");
+    for (auto e = root["gemm"].begin(); e != root["gemm"].end(); ++e) {
+      if (!e.value().is_object())
+        throw InvalidInput(source + ": gemm." + e.key() + ": expected an object");
+      for (auto f = e.value().begin(); f != e.value().end(); ++f) {
+        if (!parse_gemm_format(f.key()))
+          throw InvalidInput(fmt::format("{}: gemm.{}.{}: not a GEMM format; expected one of: {}",
+                                         source, e.key(), f.key(), known_gemm_formats()));
+        k.gemm[e.key()][f.key()] = gemm_of(f.value(), source + ": gemm." + e.key() + "." + f.key());
+      }
+    }
+  }
+  if (root.contains("power")) {
+    const json& o = root["power"];
+    const std::string where = source + ": power";
+    if (!o.is_object()) throw InvalidInput(where + ": expected an object");
+    PowerParameters& p = k.power;
+    p.base = number(o, "base", p.base, where, 0, 2);
+    p.compute = number(o, "compute", p.compute, where, 0, 4);
+    p.memory = number(o, "memory", p.memory, where, 0, 4);
+    p.clock_exponent = number(o, "clock_exponent", p.clock_exponent, where, 0.5, 4);
+    p.measurements = static_cast<int>(number(o, "measurements", 0, where, 0, 1e9));
+    p.fitted_on = o.value("fitted_on", "");
+    if (o.contains("format_weight") && o["format_weight"].is_object()) {
+      for (auto f = o["format_weight"].begin(); f != o["format_weight"].end(); ++f) {
+        if (!f.value().is_number() || f.value().get<double>() <= 0)
+          throw InvalidInput(where + ".format_weight." + f.key() + ": expected a positive number");
+        p.format_weight[f.key()] = f.value().get<double>();
+      }
+    }
+  }
+  if (root.contains("time_log_sigma") && root["time_log_sigma"].is_object()) {
+    for (auto f = root["time_log_sigma"].begin(); f != root["time_log_sigma"].end(); ++f)
+      k.time_log_sigma[f.key()] =
+          number(root["time_log_sigma"], f.key().c_str(), 0, source + ": time_log_sigma", 0, 5);
+  }
+  k.power_log_sigma = number(root, "power_log_sigma", 0, source, 0, 5);
+  if (root.contains("accuracy") && root["accuracy"].is_object()) {
+    k.accuracy.time = root["accuracy"].value("time", "");
+    k.accuracy.power = root["accuracy"].value("power", "");
+  }
+  return k;
+}
+
+std::string KernelParameters::to_json_text() const {
+  json root;
+  root["description"] =
+      "nnergy kernel model parameters: GEMM time per engine and format, kernel board power "
+      "(src/nnergy/kernel/, docs/kernel-model.md); written by nnergy calibrate --kernels";
+  root["provenance"] = provenance;
+  json g = json::object();
+  for (const auto& [engine, formats] : gemm) {
+    json e = json::object();
+    for (const auto& [format, p] : formats) e[format] = gemm_json(p);
+    g[engine] = e;
+  }
+  root["gemm"] = g;
+  json w = json::object();
+  for (const auto& [format, weight] : power.format_weight) w[format] = weight;
+  root["power"] = json{{"base", power.base},
+                       {"compute", power.compute},
+                       {"memory", power.memory},
+                       {"format_weight", w},
+                       {"clock_exponent", power.clock_exponent},
+                       {"measurements", power.measurements},
+                       {"fitted_on", power.fitted_on}};
+  json s = json::object();
+  for (const auto& [format, sigma] : time_log_sigma) s[format] = sigma;
+  root["time_log_sigma"] = s;
+  root["power_log_sigma"] = power_log_sigma;
+  root["accuracy"] = json{{"time", accuracy.time}, {"power", accuracy.power}};
+  return root.dump(2) + "\n";
+}
+
+GemmParameters KernelParameters::gemm_for(GemmFormat format, const std::string& engine,
+                                          std::string* from) const {
+  const std::string name(info(format).name);
+  std::vector<std::string> engines = {engine};
+  if (engine != kDefaultEngine) engines.emplace_back(kDefaultEngine);
+  std::vector<std::string> formats = {name};
+  if (auto it = transfers().find(name); it != transfers().end())
+    formats.insert(formats.end(), it->second.begin(), it->second.end());
+  for (const std::string& f : formats) {
+    for (const std::string& e : engines) {
+      const auto eng = gemm.find(e);
+      if (eng == gemm.end()) continue;
+      const auto p = eng->second.find(f);
+      if (p == eng->second.end()) continue;
+      if (from != nullptr && (f != name || e != engine)) {
+        *from = fmt::format("{} {} kernels (no fit of {} {} kernels)", e, f, engine, name);
+      }
+      return p->second;
+    }
+  }
+  if (from != nullptr) *from = "the built-in defaults (no kernel calibration)";
+  return {};
+}
+
+double KernelParameters::power_weight(GemmFormat format) const {
+  const auto it = power.format_weight.find(std::string(info(format).name));
+  return it == power.format_weight.end() ? 1.0 : it->second;
+}
+
+}  // namespace nnergy::kernel

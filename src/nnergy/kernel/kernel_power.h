@@ -1,0 +1,32 @@
+#pragma once
+
+// Board power of a kernel running steadily, from its activity: the idle board, a share of the
+// way to the power limit that any running kernel adds (clocks and voltage up), and shares for
+// the tensor units' and DRAM's activity. Above the limit the GPU lowers its clocks until the
+// power meets it; kernel models stretch their compute time by power_limit_clock_ratio.
+
+#include "nnergy/device/device_spec.h"
+#include "nnergy/kernel/kernel_parameters.h"
+
+namespace nnergy::kernel {
+
+/// What a kernel keeps busy, as fractions of its run time.
+struct Activity {
+  double compute = 0;        ///< u_c: share of the time its units run their main loop
+  double memory = 0;         ///< u_m: achieved DRAM bandwidth / datasheet bandwidth
+  double format_weight = 1;  ///< energy per issued slot of its format relative to 16-bit
+};
+
+/// P = P_idle + (P_limit − P_idle)·(base·c + compute·u_c·w·c + memory·u_m), W, with
+/// c = v²·f/f_boost the clocked share at `clock_mhz` (device::DeviceSpec::relative_voltage);
+/// not capped (it may exceed the limit).
+double unconstrained_power_w(const device::DeviceSpec& device, const PowerParameters& p,
+                             const Activity& activity, double clock_mhz);
+
+/// The clock ratio (≤ 1) at which the clocked part of `unconstrained_w` fits under the power
+/// limit: ((limit − idle − memory part)/(unconstrained − idle − memory part))^(1/κ); 1 when
+/// the kernel is under the limit.
+double power_limit_clock_ratio(const device::DeviceSpec& device, const PowerParameters& p,
+                               const Activity& activity, double unconstrained_w);
+
+}  // namespace nnergy::kernel

@@ -1,0 +1,104 @@
+#include "nnergy/calibration/kernel_fit.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "nnergy/core/error.h"
+
+namespace nnergy::calibration {
+namespace {
+
+namespace fs = std::filesystem;
+
+const device::DeviceCatalog& catalog() {
+  static const device::DeviceCatalog c =
+      device::DeviceCatalog::load(fs::path(NNERGY_TEST_DATA_DIR) / "devices.json");
+  return c;
+}
+
+fs::path scratch(const std::string& name, const std::string& text) {
+  const fs::path dir = fs::temp_directory_path() / "nnergy_kernel_fit_test";
+  fs::create_directories(dir);
+  std::ofstream(dir / name) << text;
+  return dir / name;
+}
+
+// Synthetic rows (named as such: times the model itself computes with known parameters) on
+// three catalog GPUs: the fit must find those parameters back, and predict each GPU from the
+// others' rows within rounding.
+TEST(KernelFit, RecoversTheParametersThatMadeSyntheticRows) {
+  kernel::GemmParameters truth;
+  truth.compute_efficiency = 0.7;
+  truth.memory_efficiency = 0.85;
+  truth.latency_s = 5e-6;
+  truth.k_half = 80;
+  truth.tile_exponent = 0.2;
+  truth.overlap_loss = 0.15;
+  std::vector<MeasuredGemm> rows;
+  for (const char* id : {"h100-sxm", "h200", "b200"}) {
+    const device::DeviceSpec& d = catalog().find(id);
+    for (double m : {1.0, 8.0, 64.0, 257.0, 1024.0, 4096.0, 8193.0}) {
+      for (double n : {1024.0, 4096.0, 16384.0}) {
+        for (double k : {1024.0, 7168.0}) {
+          MeasuredGemm g;
+          g.device_id = id;
+          g.engine = "tensorrt-llm";
+          g.software = "synthetic";
+          g.shape = {m, n, k, 1};
+          g.latency_s = kernel::gemm_time_s(d, g.shape, g.format, truth, d.clock.boost_mhz);
+          rows.push_back(g);
+        }
+      }
+    }
+  }
+  const KernelFit fit = fit_kernels(rows, catalog());
+  const kernel::GemmParameters& p = fit.parameters.gemm.at("tensorrt-llm").at("bf16");
+  EXPECT_NEAR(p.compute_efficiency, truth.compute_efficiency, 0.02);
+  EXPECT_NEAR(p.memory_efficiency, truth.memory_efficiency, 0.02);
+  EXPECT_NEAR(p.latency_s, truth.latency_s, 0.5e-6);
+  for (const KernelScore& s : fit.out_of_sample) {
+    EXPECT_EQ(s.quantity, "time");
+    EXPECT_LT(s.mape, 0.01) << s.device_id;
+  }
+  EXPECT_EQ(fit.out_of_sample.size(), 3u);
+}
+
+TEST(KernelTables, ReadsRowsOfKnownGpusAndSkipsTheOthers) {
+  const fs::path table =
+      scratch("gemm.csv",
+              "gpu,precision,op,m,n,k,latency_us,tflops,power_w,power_limit_w,energy_j,software\n"
+              "h100_sxm,bf16,gemm,16,4096,4096,12.5,,,,,trtllm-1.3.0rc20\n"
+              "b200_sxm,nvfp4,gemm,4096,4096,4096,55,,990,1000,,vllm-0.22.0\n"
+              "mi300x,bf16,gemm,16,4096,4096,12.5,,,,,vllm-0.22.0\n");
+  int skipped = 0;
+  const std::vector<MeasuredGemm> rows = read_gemm_table(table, catalog(), &skipped);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(skipped, 1);
+  EXPECT_EQ(rows[0].device_id, "h100-sxm");
+  EXPECT_EQ(rows[0].engine, "tensorrt-llm");
+  EXPECT_DOUBLE_EQ(rows[0].latency_s, 12.5e-6);
+  EXPECT_EQ(rows[1].format, kernel::GemmFormat::kNvfp4);
+  EXPECT_EQ(rows[1].engine, "vllm");
+  EXPECT_DOUBLE_EQ(*rows[1].power_w, 990);
+}
+
+TEST(KernelTables, RefusesAMalformedRowNamingTheLine) {
+  const fs::path table = scratch("bad.csv",
+                                 "gpu,precision,op,m,n,k,latency_us,software\n"
+                                 "h100_sxm,bf16,gemm,16,4096,4096,12.5,trtllm-1.3.0rc20\n"
+                                 "h100_sxm,bf16,gemm,16,four,4096,12.5,trtllm-1.3.0rc20\n");
+  try {
+    read_gemm_table(table, catalog());
+    FAIL() << "expected InvalidInput";
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.csv: line 3: column 'n'"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(read_gemm_table(scratch("nothing.csv", "a,b\n1,2\n"), catalog()), InvalidInput);
+  EXPECT_THROW(read_gemm_table("/nonexistent/table.csv.gz", catalog()), InvalidInput);
+}
+
+}  // namespace
+}  // namespace nnergy::calibration
