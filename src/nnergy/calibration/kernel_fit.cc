@@ -2,18 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
-// GCC reports LevenbergMarquardt::iterations() as maybe reading an uninitialized m_iter
-// depending on how it inlines minimize(), which always sets it: silenced for this header only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <unsupported/Eigen/LevenbergMarquardt>
-#pragma GCC diagnostic pop
 
+#include "nnergy/calibration/least_squares.h"
 #include "nnergy/core/statistics.h"
 #include "nnergy/kernel/gemm_model.h"
 
@@ -25,9 +19,6 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using kernel::GemmParameters;
 using kernel::KernelParameters;
-
-double logistic(double t) { return 1 / (1 + std::exp(-t)); }
-double logit(double p) { return std::log(p / (1 - p)); }
 
 // Weak priors on the parameters, in their fitted scale (logit or log): they keep a parameter
 // that the rows do not determine (a quantization time for a format without one) at its

@@ -2,17 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <set>
-// GCC reports LevenbergMarquardt::iterations() as maybe reading an uninitialized m_iter
-// depending on how it inlines minimize(), which always sets it: silenced for this header only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <unsupported/Eigen/LevenbergMarquardt>
-#pragma GCC diagnostic pop
 
+#include "nnergy/calibration/least_squares.h"
 #include "nnergy/core/error.h"
 #include "nnergy/serve/deployment.h"
 
@@ -22,9 +16,6 @@ namespace {
 
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
-
-double logistic(double t) { return 1 / (1 + std::exp(-t)); }
-double logit(double p) { return std::log(p / (1 - p)); }
 
 // Weak priors: the catalog's defaults, σ in the parameter's own (logit or log) scale.
 constexpr double kGemmPrior = 0.6;

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <Eigen/Dense>
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -10,13 +9,8 @@
 #include <map>
 #include <set>
 #include <thread>
-// GCC reports LevenbergMarquardt::iterations() as maybe reading an uninitialized m_iter
-// depending on how it inlines minimize(), which always sets it: silenced for this header only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <unsupported/Eigen/LevenbergMarquardt>
-#pragma GCC diagnostic pop
 
+#include "nnergy/calibration/least_squares.h"
 #include "nnergy/core/error.h"
 
 namespace nnergy::calibration {
@@ -32,9 +26,6 @@ using network::TimedPart;
 double input_copy_rate(const device::CalibratedParameters& p) {
   return p.input_copy_bytes_per_s.value_or(network::kNominalInputCopyBytesPerS);
 }
-
-double logistic(double t) { return 1 / (1 + std::exp(-t)); }
-double logit(double p) { return std::log(p / (1 - p)); }
 
 // Source key → the host machines (host_of) of its measurements in `prepared`.
 using HostsOfSource = std::map<std::string, std::set<std::string>>;
