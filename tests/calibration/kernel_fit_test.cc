@@ -53,7 +53,7 @@ TEST(KernelFit, RecoversTheParametersThatMadeSyntheticRows) {
       }
     }
   }
-  const KernelFit fit = fit_kernels(rows, catalog());
+  const KernelFit fit = fit_kernels(rows, {}, catalog());
   const kernel::GemmParameters& p = fit.parameters.gemm.at("tensorrt-llm").at("bf16");
   EXPECT_NEAR(p.compute_efficiency, truth.compute_efficiency, 0.02);
   EXPECT_NEAR(p.memory_efficiency, truth.memory_efficiency, 0.02);
@@ -63,6 +63,74 @@ TEST(KernelFit, RecoversTheParametersThatMadeSyntheticRows) {
     EXPECT_LT(s.mape, 0.01) << s.device_id;
   }
   EXPECT_EQ(fit.out_of_sample.size(), 3u);
+}
+
+// Synthetic GEMMs and memory-bound kernels whose powers the model computes with known power
+// parameters: the fit finds the DRAM share back, which the compute-bound GEMMs alone leave
+// undetermined.
+TEST(KernelFit, StreamingKernelsDetermineTheDramShareOfPower) {
+  kernel::KernelParameters truth;
+  truth.power.base = 0.3;
+  truth.power.compute = 0.6;
+  truth.power.memory = 0.5;
+  std::vector<MeasuredGemm> rows;
+  std::vector<MeasuredStream> streams;
+  for (const char* id : {"h200", "b200"}) {
+    const device::DeviceSpec& d = catalog().find(id);
+    for (double m : {1.0, 4096.0, 8192.0, 16384.0}) {
+      for (double n : {4096.0, 8192.0, 16384.0, 32768.0, 65536.0, 131072.0}) {
+        MeasuredGemm g;
+        g.device_id = id;
+        g.engine = "tensorrt-llm";
+        g.shape = {m, n, 8192, 64};
+        const kernel::KernelEstimate e = kernel::predict_gemm(d, g.shape, g.format, truth);
+        g.latency_s = e.time_s;
+        g.power_w = e.power_w;
+        rows.push_back(g);
+      }
+    }
+    for (double share : {0.1, 0.3, 0.5, 0.7, 0.9}) {
+      MeasuredStream s;
+      s.device_id = id;
+      s.engine = "vllm";
+      s.latency_s = 1e-3;
+      s.byte_count = share * d.memory_bandwidth_byte_per_s * s.latency_s;
+      s.power_w = stream_power_w(s, catalog(), truth.power);
+      streams.push_back(s);
+    }
+  }
+  const KernelFit fit = fit_kernels(rows, streams, catalog());
+  EXPECT_NEAR(fit.parameters.power.memory, truth.power.memory, 0.02);
+  EXPECT_NEAR(fit.parameters.power.base, truth.power.base, 0.02);
+  bool scored = false;
+  for (const KernelScore& s : fit.out_of_sample) {
+    if (s.format != "decode attention") continue;
+    scored = true;
+    EXPECT_EQ(s.quantity, "power");
+    EXPECT_LT(s.mape, 0.01) << s.device_id;
+  }
+  EXPECT_TRUE(scored);
+}
+
+TEST(KernelTables, ReadsDecodeAttentionRowsWithPowerAndNoFlag) {
+  const fs::path table = scratch(
+      "attention.csv",
+      "gpu,precision,kv_dtype,op,batch,seq,kv_len,heads,kv_heads,head_dim,window,latency_us,"
+      "tflops,kv_gbps,power_w,power_limit_w,energy_j,software,kernel_source,source_path,qa\n"
+      "h200_sxm,bf16,bf16,generation_attention,64,1,4095,32,32,128,0,1005.5,,4271,688.9,700,,"
+      "vllm-0.22.0,,,\n"
+      "h200_sxm,bf16,bf16,generation_attention,64,1,4095,32,32,128,0,1005.5,,4271,,700,,"
+      "vllm-0.22.0,,,\n"
+      "b200_sxm,bf16,bf16,generation_attention,64,1,4095,32,32,128,0,10,,9999,500,1000,,"
+      "trtllm-1.3.0rc15,,,kv_read_above_peak\n"
+      "h200_sxm,bf16,bf16,context_attention,2,4096,4096,32,8,128,0,1000,500,,690,700,,"
+      "vllm-0.22.0,,,\n");
+  const std::vector<MeasuredStream> rows = read_decode_attention_power(table, catalog());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].device_id, "h200");
+  EXPECT_DOUBLE_EQ(rows[0].power_w, 688.9);
+  EXPECT_NEAR(rows[0].byte_count, 4271e9 * 1005.5e-6, 1);
+  EXPECT_DOUBLE_EQ(rows[0].flop_count, 4.0 * 64 * 32 * 4095 * 128);
 }
 
 TEST(KernelTables, ReadsRowsOfKnownGpusAndSkipsTheOthers) {

@@ -130,6 +130,19 @@ TEST(GemmModel, UnderTheLimitPowerFollowsTheActivity) {
   EXPECT_NEAR(e.power_w, 250, 1e-9);
 }
 
+TEST(GemmModel, SixteenBitRunsOnFp16UnitsWhereThereAreNoBf16Ones) {
+  device::DeviceSpec d = toy_device();
+  d.peak_flop_per_s.erase(Precision::kBf16);
+  d.peak_flop_per_s[Precision::kFp16] = 1000e12;
+  EXPECT_EQ(units(d, GemmFormat::k16Bit), Precision::kFp16);
+  EXPECT_EQ(units(toy_device(), GemmFormat::k16Bit), Precision::kBf16);
+  const KernelEstimate on_fp16 =
+      predict_gemm(d, {1280, 1280, 16384, 1}, GemmFormat::k16Bit, toy_parameters());
+  const KernelEstimate on_bf16 =
+      predict_gemm(toy_device(), {1280, 1280, 16384, 1}, GemmFormat::k16Bit, toy_parameters());
+  EXPECT_DOUBLE_EQ(on_fp16.time_s, on_bf16.time_s);
+}
+
 TEST(GemmModel, RefusesAFormatTheDeviceCannotRunNamingThoseItCan) {
   try {
     predict_gemm(toy_device(), {16, 16, 16, 1}, GemmFormat::kNvfp4, toy_parameters());

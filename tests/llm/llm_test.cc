@@ -311,5 +311,80 @@ TEST(StepWork, TensorParallelAllReducesEachLayersOutputTwice) {
   EXPECT_DOUBLE_EQ(matrix_flops(w, "qkv projection"), 2 * 8 * 256.0 * (4 + 2 * 1) * 32 * 4);
 }
 
+TEST(StepWork, MatrixProductsCarryTheirShapeAndFormatForTheKernelModel) {
+  const Architecture m = toy();
+  StepShape decode;
+  decode.groups.push_back({16, 1, 100, true});
+  StepFormats f = bf16();
+  f.weights.format = WeightFormat::kFp8;
+  f.weights.gemm_input_bytes = 1;
+  f.attention_weights = f.weights;
+  const StepWork w = step_work(m, decode, Sharding{2, 1, 1}, f);
+  int products = 0;
+  for (const StepOp& op : w.ops) {
+    if (op.cost.op_class != graph::OpClass::kMatrix || op.name.find("attention (") == 0 ||
+        op.name.find("(decode") != std::string::npos)
+      continue;
+    ASSERT_TRUE(op.gemm.has_value()) << op.name;
+    ++products;
+    // Each product's flops are the kernel's 2·m·n·k·batch.
+    EXPECT_DOUBLE_EQ(op.cost.inference.flop_count,
+                     2 * op.gemm->m * op.gemm->n * op.gemm->k * op.gemm->batch)
+        << op.name;
+  }
+  EXPECT_EQ(products, 4 + 1);  // qkv, output, gate/up, down (each × 4 layers); the lm_head
+  for (const StepOp& op : w.ops) {
+    if (op.name.find("qkv projection") != std::string::npos) {
+      // 16 tokens × hidden 256 → (4 + 2·1) heads of 32 on each of the two GPUs.
+      EXPECT_EQ(op.gemm->m, 16);
+      EXPECT_EQ(op.gemm->k, 256);
+      EXPECT_EQ(op.gemm->n, 6 * 32);
+      EXPECT_EQ(op.gemm_format, kernel::GemmFormat::kFp8);
+    }
+    if (op.name == "lm_head") {
+      EXPECT_EQ(op.gemm_format, kernel::GemmFormat::k16Bit);
+    }
+    EXPECT_FALSE(op.cost.op_class != graph::OpClass::kMatrix && op.gemm.has_value()) << op.name;
+  }
+}
+
+TEST(StepWork, ExpertsAreAGroupedGemmOverTheExpertsTheTokensChoose) {
+  const Architecture& m = model("mistralai/Mixtral-8x7B-Instruct-v0.1");
+  StepShape decode;
+  decode.groups.push_back({64, 1, 1000, true});
+  const StepWork w = step_work(m, decode, {}, bf16());
+  for (const StepOp& op : w.ops) {
+    if (op.name.find("experts gate/up") == std::string::npos) continue;
+    const double touched = 8 * (1 - std::pow(1 - 2.0 / 8, 64));
+    EXPECT_DOUBLE_EQ(op.gemm->batch, touched);
+    EXPECT_DOUBLE_EQ(op.gemm->m * op.gemm->batch, 64 * 2);  // token–expert pairs
+    EXPECT_EQ(op.gemm->n, 2 * 14336);
+  }
+}
+
+TEST(StepWork, NoLogitsNoLmHead) {
+  // A prefill chunk that is not a prompt's last computes no logits, so no lm_head runs.
+  const Architecture m = toy();
+  StepShape chunk;
+  chunk.groups.push_back({1, 512, 0, false});
+  const StepWork w = step_work(m, chunk, {}, bf16());
+  EXPECT_EQ(matrix_flops(w, "lm_head"), 0);
+}
+
+TEST(WeightFormat, EachFormatRunsTheKernelsEnginesRun) {
+  FormatMath f;
+  f.format = WeightFormat::kFp8;
+  EXPECT_EQ(gemm_format(f), kernel::GemmFormat::kFp8);
+  f.weight_only = true;  // an A100: fp8 weights dequantized into 16-bit math
+  EXPECT_EQ(gemm_format(f), kernel::GemmFormat::kInt8WeightOnly);
+  f = FormatMath{};
+  f.format = WeightFormat::kMxFp4;
+  EXPECT_EQ(gemm_format(f), kernel::GemmFormat::kInt4WeightOnly);
+  f.format = WeightFormat::kNvFp4;
+  EXPECT_EQ(gemm_format(f), kernel::GemmFormat::kNvfp4);
+  f.format = WeightFormat::kFp16;
+  EXPECT_EQ(gemm_format(f), kernel::GemmFormat::k16Bit);
+}
+
 }  // namespace
 }  // namespace nnergy::llm

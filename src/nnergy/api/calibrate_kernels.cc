@@ -24,7 +24,14 @@ report::KernelCalibrationReport calibrate_kernels(const CalibrateKernelsRequest&
     throw InvalidInput(table.string() +
                        ": no GEMM of a GPU, format and engine nnergy knows; nothing to fit");
   }
-  report.fit = calibration::fit_kernels(rows, devices, r.progress);
+  // Memory-bound kernels with power for the power model's DRAM share: the decode-attention
+  // rows beside the GEMM table (none when a user's table stands alone).
+  const std::filesystem::path attention = table.parent_path() / "aic_attention.csv.gz";
+  const std::vector<calibration::MeasuredStream> streams =
+      std::filesystem::exists(attention)
+          ? calibration::read_decode_attention_power(attention, devices)
+          : std::vector<calibration::MeasuredStream>{};
+  report.fit = calibration::fit_kernels(rows, streams, devices, r.progress);
   if (!r.dry_run) {
     write_file_atomically(output, report.fit.parameters.to_json_text(),
                           setting_name(r.names, "output"));
@@ -32,6 +39,7 @@ report::KernelCalibrationReport calibrate_kernels(const CalibrateKernelsRequest&
   }
   report.context = RunContext::now(r.command_line);
   report.context.add("table", table.string()).add("rows", report.fit.rows);
+  if (!streams.empty()) report.context.add("power table", attention.string());
   return report;
 }
 

@@ -52,6 +52,7 @@ report::ServeCalibrationReport calibrate_serve(const CalibrateServeRequest& r) {
   const device::DeviceCatalog devices = device::DeviceCatalog::load_default(data_dir);
   const llm::ModelCatalog models = llm::ModelCatalog::load(data_dir / "llm" / "models.json");
   const serve::EngineCatalog engines = serve::EngineCatalog::load(data_dir);
+  const kernel::KernelParameters kernels = kernel::KernelParameters::load(data_dir);
   const calibration::PublishedServing data =
       calibration::read_published_serving(published, mapping, models, devices);
 
@@ -60,6 +61,7 @@ report::ServeCalibrationReport calibrate_serve(const CalibrateServeRequest& r) {
   inputs.models = &models;
   inputs.devices = &devices;
   inputs.engines = &engines;
+  inputs.kernels = &kernels;
   inputs.cross_validate = r.cross_validate;
   inputs.progress = r.progress;
 

@@ -151,7 +151,8 @@ ServeCatalogs ServeCatalogs::load(const std::filesystem::path& devices_file) {
   const std::filesystem::path data_dir = data_directory();
   return {llm::ModelCatalog::load_default(),
           device::DeviceCatalog::load_with_user(data_dir, devices_file),
-          serve::EngineCatalog::load(data_dir), serve::ServeCalibration::load(data_dir)};
+          serve::EngineCatalog::load(data_dir), serve::ServeCalibration::load(data_dir),
+          kernel::KernelParameters::load(data_dir)};
 }
 
 report::ServeReport serve(const ServeRequest& r) {
@@ -186,6 +187,8 @@ report::ServeReport serve(const ServeRequest& r, const ServeCatalogs& catalogs) 
   dr.device = &device;
   dr.catalog = &devices;
   dr.engine = &engine;
+  dr.kernels = &catalogs.kernels;
+  dr.kernel_power_scale = calibration.kernel_power_scale(listed);
   dr.weights = r.precision ? r.precision : resolved.format;
   dr.kv = r.kv_precision;
   dr.gpus = r.gpus;
@@ -283,10 +286,13 @@ report::ServeReport serve(const ServeRequest& r, const ServeCatalogs& catalogs) 
   }
 
   report.method = fmt::format(
-      "all times, powers and energies are predicted, not measured: nnergy's analytical model "
-      "(roofline time with the {}'s {} efficiencies, archline energy) for each operation of a "
-      "prefill chunk or decode step (fused attention reading the KV cache once per step), "
-      "collectives over {}, and the {} engine's parameter set ({}{})",
+      "all times, powers and energies are predicted, not measured: nnergy's kernel model for "
+      "the matrix products (tiles and waves over the SMs, board power from their activity; {}) "
+      "and its analytical model (roofline time with the {}'s {} efficiencies, archline energy) "
+      "for the other operations of a prefill chunk or decode step (fused attention reading the "
+      "KV cache once per step), collectives over {}, and the {} engine's parameter set ({}{})",
+      catalogs.kernels.accuracy.time.empty() ? "its documented defaults, not fitted"
+                                             : catalogs.kernels.accuracy.time,
       device.id, device.calibration.provenance.empty() ? "estimated" : "calibrated",
       device.interconnect.scale_up_name.empty() ? "PCIe" : device.interconnect.scale_up_name,
       engine.id, engine.release,

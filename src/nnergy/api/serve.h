@@ -8,6 +8,7 @@
 
 #include "nnergy/core/setting_name.h"
 #include "nnergy/device/device_catalog.h"
+#include "nnergy/kernel/kernel_parameters.h"
 #include "nnergy/llm/model_catalog.h"
 #include "nnergy/llm/weight_format.h"
 #include "nnergy/report/serve_report.h"
@@ -68,7 +69,8 @@ struct ServeCatalogs {
   device::DeviceCatalog devices;
   serve::EngineCatalog engines;
   serve::ServeCalibration calibration;
-  /// Loads all four from the data directory. Throws InvalidInput for a bad devices_file.
+  kernel::KernelParameters kernels;  ///< the kernel model's (data/kernel/calibrated.json)
+  /// Loads all five from the data directory. Throws InvalidInput for a bad devices_file.
   static ServeCatalogs load(const std::filesystem::path& devices_file);
 };
 

@@ -10,6 +10,7 @@
 #include "nnergy/calibration/least_squares.h"
 #include "nnergy/core/statistics.h"
 #include "nnergy/kernel/gemm_model.h"
+#include "nnergy/kernel/kernel_power.h"
 
 namespace nnergy::calibration {
 
@@ -124,8 +125,9 @@ GemmParameters fit_gemm(const std::vector<const MeasuredGemm*>& rows,
 
 // Power parameters: base, compute, memory (log scale) and one weight per format other than
 // 16-bit (log scale).
-void fit_power(const std::vector<const MeasuredGemm*>& rows, const device::DeviceCatalog& catalog,
-               KernelParameters& k) {
+void fit_power(const std::vector<const MeasuredGemm*>& rows,
+               const std::vector<const MeasuredStream*>& streams,
+               const device::DeviceCatalog& catalog, KernelParameters& k) {
   if (rows.size() < kMinRows) return;
   std::vector<std::string> weighted;
   for (const MeasuredGemm* r : rows) {
@@ -146,7 +148,8 @@ void fit_power(const std::vector<const MeasuredGemm*>& rows, const device::Devic
   };
   Problem problem;
   problem.parameters = n;
-  problem.residuals = static_cast<int>(rows.size()) + n;
+  const int measured = static_cast<int>(rows.size() + streams.size());
+  problem.residuals = measured + n;
   KernelParameters trial = k;
   problem.evaluate = [&](const VectorXd& x, VectorXd& f) {
     apply(x, trial);
@@ -156,24 +159,34 @@ void fit_power(const std::vector<const MeasuredGemm*>& rows, const device::Devic
           kernel::predict_gemm(catalog.find(r.device_id), r.shape, r.format, trial, r.engine);
       f[static_cast<Eigen::Index>(i)] = std::log(e.power_w / *r.power_w);
     }
+    for (std::size_t i = 0; i < streams.size(); ++i) {
+      f[static_cast<Eigen::Index>(rows.size() + i)] =
+          std::log(stream_power_w(*streams[i], catalog, trial.power) / streams[i]->power_w);
+    }
     for (int j = 0; j < n; ++j)
-      f[static_cast<Eigen::Index>(rows.size()) + j] = (x[j] - prior[j]) / kPriorSigma;
+      f[static_cast<Eigen::Index>(measured) + j] = (x[j] - prior[j]) / kPriorSigma;
   };
   apply(minimize(problem, prior), k);
   std::set<std::string> gpus;
   for (const MeasuredGemm* r : rows) gpus.insert(r->device_id);
+  for (const MeasuredStream* s : streams) gpus.insert(s->device_id);
   std::string list;
   for (const std::string& g : gpus) list += (list.empty() ? "" : ", ") + g;
-  k.power.measurements = static_cast<int>(rows.size());
+  k.power.measurements = measured;
   k.power.fitted_on = fmt::format(
-      "{} GEMMs of at least {:.0f} ms with sustained board power (NVML, 100 ms samples over "
-      "≥ 1 s loops) on {}",
-      rows.size(), kMinPowerKernelS * 1e3, list);
+      "{} GEMMs of at least {:.0f} ms and {} decode-attention kernels (KV-cache streaming) of at "
+      "least {:.1f} ms with sustained board power (NVML, 100 ms samples over 0.3-1 s loops) on {}",
+      rows.size(), kMinPowerKernelS * 1e3, streams.size(), kMinStreamPowerS * 1e3, list);
 }
 
 bool power_row(const MeasuredGemm& r) { return r.power_w && r.latency_s >= kMinPowerKernelS; }
+bool power_row(const MeasuredStream& s) { return s.latency_s >= kMinStreamPowerS; }
+
+// How scores name the streaming kernels' row.
+constexpr const char* kStreamFormat = "decode attention";
 
 KernelParameters fit_all(const std::vector<const MeasuredGemm*>& rows,
+                         const std::vector<const MeasuredStream*>& streams,
                          const device::DeviceCatalog& catalog) {
   KernelParameters k;
   std::map<std::pair<std::string, std::string>, std::vector<const MeasuredGemm*>> groups;
@@ -186,7 +199,10 @@ KernelParameters fit_all(const std::vector<const MeasuredGemm*>& rows,
   std::vector<const MeasuredGemm*> powered;
   for (const MeasuredGemm* r : rows)
     if (power_row(*r)) powered.push_back(r);
-  fit_power(powered, catalog, k);
+  std::vector<const MeasuredStream*> streaming;
+  for (const MeasuredStream* s : streams)
+    if (power_row(*s)) streaming.push_back(s);
+  fit_power(powered, streaming, catalog, k);
   return k;
 }
 
@@ -235,12 +251,23 @@ void add_ratios(const std::vector<const MeasuredGemm*>& rows, const device::Devi
   }
 }
 
+void add_ratios(const std::vector<const MeasuredStream*>& streams,
+                const device::DeviceCatalog& catalog, const KernelParameters& parameters,
+                std::map<std::tuple<std::string, std::string, std::string>, Ratios>& out) {
+  if (parameters.power.measurements == 0) return;
+  for (const MeasuredStream* s : streams) {
+    if (!power_row(*s)) continue;
+    out[{s->device_id, s->engine, kStreamFormat}].power.push_back(
+        stream_power_w(*s, catalog, parameters.power) / s->power_w);
+  }
+}
+
 std::vector<KernelScore> scores_of(
     const std::map<std::tuple<std::string, std::string, std::string>, Ratios>& ratios) {
   std::vector<KernelScore> out;
   for (const auto& [key, r] : ratios) {
     const auto& [device, engine, format] = key;
-    out.push_back(score_of(device, engine, format, "time", r.time));
+    if (!r.time.empty()) out.push_back(score_of(device, engine, format, "time", r.time));
     if (!r.power.empty()) out.push_back(score_of(device, engine, format, "power", r.power));
   }
   return out;
@@ -285,25 +312,46 @@ std::string accuracy_line(const std::vector<KernelScore>& scores, const std::str
 
 }  // namespace
 
+double stream_power_w(const MeasuredStream& s, const device::DeviceCatalog& catalog,
+                      const kernel::PowerParameters& parameters) {
+  const device::DeviceSpec& device = catalog.find(s.device_id);
+  kernel::Activity a;
+  a.compute = std::min(
+      1.0, s.flop_count / s.latency_s /
+               device.peak(kernel::units(device, kernel::GemmFormat::k16Bit)).value_or(INFINITY));
+  a.memory = std::min(1.0, s.byte_count / s.latency_s / device.memory_bandwidth_byte_per_s);
+  return kernel::measured_activity_power_w(device, parameters, a);
+}
+
 std::vector<KernelScore> score_kernels(const std::vector<MeasuredGemm>& rows,
+                                       const std::vector<MeasuredStream>& streams,
                                        const device::DeviceCatalog& catalog,
                                        const KernelParameters& parameters) {
   std::vector<const MeasuredGemm*> all;
   for (const MeasuredGemm& r : rows) all.push_back(&r);
+  std::vector<const MeasuredStream*> all_streams;
+  for (const MeasuredStream& s : streams) all_streams.push_back(&s);
   std::map<std::tuple<std::string, std::string, std::string>, Ratios> ratios;
   add_ratios(all, catalog, parameters, ratios);
+  add_ratios(all_streams, catalog, parameters, ratios);
   return scores_of(ratios);
 }
 
-KernelFit fit_kernels(const std::vector<MeasuredGemm>& rows, const device::DeviceCatalog& catalog,
-                      const ProgressCallback& progress) {
+KernelFit fit_kernels(const std::vector<MeasuredGemm>& rows,
+                      const std::vector<MeasuredStream>& streams,
+                      const device::DeviceCatalog& catalog, const ProgressCallback& progress) {
   KernelFit fit;
   std::vector<const MeasuredGemm*> all;
+  std::vector<const MeasuredStream*> all_streams;
   std::set<std::string> gpus;
   for (const MeasuredGemm& r : rows) {
     all.push_back(&r);
     gpus.insert(r.device_id);
     if (power_row(r)) ++fit.power_rows;
+  }
+  for (const MeasuredStream& s : streams) {
+    all_streams.push_back(&s);
+    if (power_row(s)) ++fit.power_rows;
   }
   fit.rows = static_cast<int>(rows.size());
   const std::size_t steps = gpus.size() + 1;
@@ -314,13 +362,18 @@ KernelFit fit_kernels(const std::vector<MeasuredGemm>& rows, const device::Devic
     std::vector<const MeasuredGemm*> train;
     std::vector<const MeasuredGemm*> test;
     for (const MeasuredGemm* r : all) (r->device_id == gpu ? test : train).push_back(r);
-    const KernelParameters k = fit_all(train, catalog);
+    std::vector<const MeasuredStream*> train_streams;
+    std::vector<const MeasuredStream*> test_streams;
+    for (const MeasuredStream* s : all_streams)
+      (s->device_id == gpu ? test_streams : train_streams).push_back(s);
+    const KernelParameters k = fit_all(train, train_streams, catalog);
     add_ratios(test, catalog, k, held_out);
+    add_ratios(test_streams, catalog, k, held_out);
     if (progress) progress(++done, steps);
   }
   fit.out_of_sample = scores_of(held_out);
-  fit.parameters = fit_all(all, catalog);
-  fit.in_sample = score_kernels(rows, catalog, fit.parameters);
+  fit.parameters = fit_all(all, all_streams, catalog);
+  fit.in_sample = score_kernels(rows, streams, catalog, fit.parameters);
   if (progress) progress(++done, steps);
 
   KernelParameters& k = fit.parameters;
@@ -328,13 +381,17 @@ KernelFit fit_kernels(const std::vector<MeasuredGemm>& rows, const device::Devic
     if (s.quantity == "time") k.time_log_sigma[s.format] = 0;
   for (auto& [format, sigma] : k.time_log_sigma)
     sigma = pooled_log_rms(fit.out_of_sample, "time", format);
-  k.power_log_sigma = pooled_log_rms(fit.out_of_sample, "power", "");
+  // The ± of a GEMM's power: the GEMMs' held-out errors (the streaming kernels have their own).
+  std::vector<KernelScore> gemm_scores;
+  for (const KernelScore& s : fit.out_of_sample)
+    if (s.format != kStreamFormat) gemm_scores.push_back(s);
+  k.power_log_sigma = pooled_log_rms(gemm_scores, "power", "");
   k.accuracy.time = accuracy_line(fit.out_of_sample, "time", "GEMM time");
-  k.accuracy.power = accuracy_line(fit.out_of_sample, "power", "GEMM board power");
+  k.accuracy.power = accuracy_line(fit.out_of_sample, "power", "Kernel board power");
   k.provenance = fmt::format(
-      "fitted by nnergy calibrate --kernels on {} measured GEMMs of {} GPUs ({} with sustained "
-      "power) from AIConfigurator's tables (ai-dynamo/aiconfigurator, Apache-2.0; "
-      "data/calibration/kernels/README.md)",
+      "fitted by nnergy calibrate --kernels on {} measured GEMMs of {} GPUs and {} kernels with "
+      "sustained power (GEMMs and decode attention) from AIConfigurator's tables "
+      "(ai-dynamo/aiconfigurator, Apache-2.0; data/calibration/kernels/README.md)",
       rows.size(), gpus.size(), fit.power_rows);
   return fit;
 }

@@ -4,6 +4,7 @@
 #include <zlib.h>
 
 #include <charconv>
+#include <initializer_list>
 #include <map>
 
 #include "nnergy/core/csv.h"
@@ -75,35 +76,63 @@ std::vector<std::string> read_text_lines(const std::filesystem::path& path) {
   return lines;
 }
 
-std::vector<MeasuredGemm> read_gemm_table(const std::filesystem::path& path,
-                                          const device::DeviceCatalog& catalog, int* skipped) {
-  const std::vector<std::string> lines = read_text_lines(path);
-  if (lines.empty()) throw InvalidInput(path.string() + ": empty; expected a CSV header");
-  const std::vector<std::string> header = csv::split_line(lines[0]);
-  std::map<std::string, std::size_t> column;
-  for (std::size_t i = 0; i < header.size(); ++i) column[header[i]] = i;
-  for (const char* needed : {"gpu", "precision", "m", "n", "k", "latency_us", "software"}) {
-    if (!column.count(needed)) {
-      throw InvalidInput(
-          fmt::format("{}: line 1: no column '{}'; expected the header of "
-                      "aic_gemm.csv.gz (gpu,precision,op,m,n,k,latency_us,...)",
-                      path.string(), needed));
+namespace {
+
+// A CSV table's rows as cells with their header's column positions.
+class Table {
+ public:
+  Table(const std::filesystem::path& path, std::initializer_list<const char*> needed,
+        const char* expected)
+      : path_(path), lines_(read_text_lines(path)) {
+    if (lines_.empty()) throw InvalidInput(path.string() + ": empty; expected a CSV header");
+    header_ = csv::split_line(lines_[0]);
+    for (std::size_t i = 0; i < header_.size(); ++i) column_[header_[i]] = i;
+    for (const char* name : needed) {
+      if (!column_.count(name)) {
+        throw InvalidInput(fmt::format("{}: line 1: no column '{}'; expected the header of {}",
+                                       path.string(), name, expected));
+      }
     }
   }
+  std::size_t lines() const { return lines_.size(); }
+  // Splits line `line` (0-based; 0 is the header); false for an empty line.
+  bool read(std::size_t line) {
+    if (lines_[line].empty()) return false;
+    cells_ = csv::split_line(lines_[line]);
+    where_ = fmt::format("{}: line {}", path_.string(), line + 1);
+    if (cells_.size() != header_.size()) {
+      throw InvalidInput(
+          fmt::format("{}: {} cells, the header has {}", where_, cells_.size(), header_.size()));
+    }
+    return true;
+  }
+  bool has(const char* name) const { return column_.count(name) > 0; }
+  const std::string& cell(const char* name) const { return cells_[column_.at(name)]; }
+  double number_of(const char* name) const { return number(cell(name), where_, name); }
+  const std::string& where() const { return where_; }
+
+ private:
+  std::filesystem::path path_;
+  std::vector<std::string> lines_;
+  std::vector<std::string> header_;
+  std::map<std::string, std::size_t> column_;
+  std::vector<std::string> cells_;
+  std::string where_;
+};
+
+}  // namespace
+
+std::vector<MeasuredGemm> read_gemm_table(const std::filesystem::path& path,
+                                          const device::DeviceCatalog& catalog, int* skipped) {
+  Table table(path, {"gpu", "precision", "m", "n", "k", "latency_us", "software"},
+              "aic_gemm.csv.gz (gpu,precision,op,m,n,k,latency_us,...)");
   std::vector<MeasuredGemm> rows;
   int skip = 0;
-  for (std::size_t line = 1; line < lines.size(); ++line) {
-    if (lines[line].empty()) continue;
-    const std::vector<std::string> cells = csv::split_line(lines[line]);
-    const std::string where = fmt::format("{}: line {}", path.string(), line + 1);
-    if (cells.size() != header.size()) {
-      throw InvalidInput(
-          fmt::format("{}: {} cells, the header has {}", where, cells.size(), header.size()));
-    }
-    const auto cell = [&](const char* name) -> const std::string& { return cells[column[name]]; };
-    const auto id = catalog_id_of_table_gpu(cell("gpu"));
-    const auto format = kernel::parse_gemm_format(cell("precision"));
-    const auto engine = engine_of(cell("software"));
+  for (std::size_t line = 1; line < table.lines(); ++line) {
+    if (!table.read(line)) continue;
+    const auto id = catalog_id_of_table_gpu(table.cell("gpu"));
+    const auto format = kernel::parse_gemm_format(table.cell("precision"));
+    const auto engine = engine_of(table.cell("software"));
     if (!id || !format || !engine || !in_catalog(catalog, *id)) {
       ++skip;
       continue;
@@ -111,20 +140,50 @@ std::vector<MeasuredGemm> read_gemm_table(const std::filesystem::path& path,
     MeasuredGemm g;
     g.device_id = *id;
     g.engine = *engine;
-    g.software = cell("software");
+    g.software = table.cell("software");
     g.format = *format;
-    g.shape = {number(cell("m"), where, "m"), number(cell("n"), where, "n"),
-               number(cell("k"), where, "k"), 1};
-    g.latency_s = number(cell("latency_us"), where, "latency_us") * 1e-6;
-    if (column.count("power_w") && !cell("power_w").empty())
-      g.power_w = number(cell("power_w"), where, "power_w");
-    g.source = where;
+    g.shape = {table.number_of("m"), table.number_of("n"), table.number_of("k"), 1};
+    g.latency_s = table.number_of("latency_us") * 1e-6;
+    if (table.has("power_w") && !table.cell("power_w").empty())
+      g.power_w = table.number_of("power_w");
+    g.source = table.where();
     if (!(g.latency_s > 0) || !(g.shape.m >= 1 && g.shape.n >= 1 && g.shape.k >= 1)) {
-      throw InvalidInput(where + ": expected positive dimensions and latency");
+      throw InvalidInput(table.where() + ": expected positive dimensions and latency");
     }
     rows.push_back(std::move(g));
   }
   if (skipped != nullptr) *skipped = skip;
+  return rows;
+}
+
+std::vector<MeasuredStream> read_decode_attention_power(const std::filesystem::path& path,
+                                                        const device::DeviceCatalog& catalog) {
+  Table table(path,
+              {"gpu", "op", "batch", "kv_len", "heads", "head_dim", "latency_us", "kv_gbps",
+               "power_w", "software", "qa"},
+              "aic_attention.csv.gz (gpu,precision,kv_dtype,op,batch,seq,kv_len,...)");
+  std::vector<MeasuredStream> rows;
+  for (std::size_t line = 1; line < table.lines(); ++line) {
+    if (!table.read(line)) continue;
+    if (table.cell("op") != "generation_attention" || table.cell("power_w").empty() ||
+        table.cell("kv_gbps").empty() || !table.cell("qa").empty())
+      continue;
+    const auto id = catalog_id_of_table_gpu(table.cell("gpu"));
+    const auto engine = engine_of(table.cell("software"));
+    if (!id || !engine || !in_catalog(catalog, *id)) continue;
+    MeasuredStream s;
+    s.device_id = *id;
+    s.engine = *engine;
+    s.latency_s = table.number_of("latency_us") * 1e-6;
+    s.byte_count = table.number_of("kv_gbps") * 1e9 * s.latency_s;
+    s.flop_count = 4 * table.number_of("batch") * table.number_of("heads") *
+                   table.number_of("kv_len") * table.number_of("head_dim");
+    s.power_w = table.number_of("power_w");
+    s.source = table.where();
+    if (!(s.latency_s > 0) || !(s.power_w > 0))
+      throw InvalidInput(table.where() + ": expected a positive latency and power");
+    rows.push_back(std::move(s));
+  }
   return rows;
 }
 

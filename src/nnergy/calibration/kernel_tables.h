@@ -27,6 +27,18 @@ struct MeasuredGemm {
   std::string source;             ///< file and line
 };
 
+/// One measured memory-bound kernel with its sustained board power: a decode (generation)
+/// attention kernel streaming the KV cache, for the power model's DRAM share.
+struct MeasuredStream {
+  std::string device_id;
+  std::string engine;
+  double latency_s = 0;
+  double byte_count = 0;  ///< DRAM bytes (the KV cache read)
+  double flop_count = 0;  ///< q·k and p·v
+  double power_w = 0;
+  std::string source;  ///< file and line
+};
+
 /// The catalog device of a table's GPU name ("h100_sxm" → "h100-sxm"); nullopt for a GPU the
 /// mapping does not know.
 std::optional<std::string> catalog_id_of_table_gpu(const std::string& gpu);
@@ -37,6 +49,13 @@ std::optional<std::string> catalog_id_of_table_gpu(const std::string& gpu);
 std::vector<MeasuredGemm> read_gemm_table(const std::filesystem::path& path,
                                           const device::DeviceCatalog& catalog,
                                           int* skipped = nullptr);
+
+/// Reads the decode-attention rows of `path` (the header of aic_attention.csv.gz) that have
+/// board power and no quality flag, for GPUs and engines nnergy knows. Bytes are the KV
+/// bandwidth the table gives (kv_gbps) times the latency. Throws InvalidInput as
+/// read_gemm_table does.
+std::vector<MeasuredStream> read_decode_attention_power(const std::filesystem::path& path,
+                                                        const device::DeviceCatalog& catalog);
 
 /// The lines of a gzipped (or plain) text file. Throws InvalidInput naming it when it cannot
 /// be read.

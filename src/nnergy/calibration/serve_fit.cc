@@ -72,7 +72,8 @@ class Problem {
       parameters_.push_back({Parameter::Kind::kPcie, "", logit(kPciePrior), kPriorSigmaEfficiency});
     for (const std::string& g : generations) {
       parameters_.push_back({Parameter::Kind::kGemm, g, logit(kGemmPrior), kPriorSigmaEfficiency});
-      if (eight_bit.count(g) > 0)
+      // 8-bit matrix products: the kernel model's when it costs them.
+      if (eight_bit.count(g) > 0 && inputs.kernels == nullptr)
         parameters_.push_back(
             {Parameter::Kind::kGemm8, g, logit(kGemmPrior), kPriorSigmaEfficiency});
       parameters_.push_back(
@@ -224,6 +225,8 @@ class Problem {
       dr.device = &device;
       dr.catalog = inputs.devices;
       dr.engine = &engine;
+      dr.kernels = inputs.kernels;
+      dr.kernel_power_scale = c.kernel_power_scale(device);
       dr.weights = run.precision;
       dr.tp = run.tp;
       dr.pp = run.pp;

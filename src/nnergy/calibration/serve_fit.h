@@ -10,6 +10,7 @@
 
 #include "nnergy/calibration/published_serving.h"
 #include "nnergy/core/progress.h"
+#include "nnergy/kernel/kernel_parameters.h"
 #include "nnergy/serve/engine.h"
 #include "nnergy/serve/serve_calibration.h"
 
@@ -53,6 +54,9 @@ struct ServeFitInputs {
   const llm::ModelCatalog* models = nullptr;
   const device::DeviceCatalog* devices = nullptr;
   const serve::EngineCatalog* engines = nullptr;
+  /// The kernel model's parameters, which cost the matrix products; null: the analytical
+  /// model's efficiencies do (and the fit includes them).
+  const kernel::KernelParameters* kernels = nullptr;
   bool cross_validate = true;
   /// Told how many of the fits are done (for a progress line); may be empty.
   ProgressCallback progress;

@@ -40,7 +40,7 @@ struct Times {
 Times times(const device::DeviceSpec& device, const GemmShape& s, GemmFormat format,
             const GemmParameters& p, double clock_mhz) {
   const GemmFormatInfo& f = info(format);
-  const double peak = device.peak(f.math).value_or(0);
+  const double peak = device.peak(units(device, format)).value_or(0);
   const double clock_ratio = clock_mhz / device.clock.boost_mhz;
   const double sms = std::max(1, device.sm_count);
   Times t;
@@ -110,10 +110,17 @@ std::string_view to_string(Bound bound) {
   return "latency";
 }
 
+device::Precision units(const device::DeviceSpec& device, GemmFormat format) {
+  const device::Precision math = info(format).math;
+  if (math == device::Precision::kBf16 && !device.peak(math)) return device::Precision::kFp16;
+  return math;
+}
+
 std::string formats_of(const device::DeviceSpec& device) {
   std::string out;
   for (const GemmFormat* f = all_gemm_formats_begin(); f != all_gemm_formats_end(); ++f)
-    if (device.peak(info(*f).math)) out += (out.empty() ? "" : ", ") + std::string(info(*f).name);
+    if (device.peak(units(device, *f)))
+      out += (out.empty() ? "" : ", ") + std::string(info(*f).name);
   return out;
 }
 
@@ -126,7 +133,7 @@ KernelEstimate predict_gemm(const device::DeviceSpec& device, const GemmShape& s
                             GemmFormat format, const KernelParameters& parameters,
                             const std::string& engine, double clock_mhz) {
   const GemmFormatInfo& f = info(format);
-  if (!device.peak(f.math)) {
+  if (!device.peak(units(device, format))) {
     throw InvalidInput(
         fmt::format("{} has no {} units in the catalog, so it cannot run {} "
                     "GEMMs; it runs: {}",
@@ -156,6 +163,7 @@ KernelEstimate predict_gemm(const device::DeviceSpec& device, const GemmShape& s
     power = device.tdp_w;
   }
   power = std::clamp(power, device.idle_w, device.tdp_w);
+  e.compute_power_w = std::min(power - device.idle_w, compute_power_w(device, pp, a, e.clock_mhz));
   e.time_s = t.total_s;
   e.power_w = power;
   e.energy_j = power * t.total_s;

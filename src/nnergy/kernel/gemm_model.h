@@ -39,7 +39,8 @@ std::string_view to_string(Bound bound);
 /// One kernel's prediction.
 struct KernelEstimate {
   double time_s = 0;
-  double power_w = 0;  ///< board power while it runs steadily
+  double power_w = 0;          ///< board power while it runs steadily
+  double compute_power_w = 0;  ///< the tensor units' share of power_w
   double energy_j = 0;
   double flop_count = 0;  ///< useful flops (2·m·n·k·batch)
   double byte_count = 0;  ///< DRAM bytes (each operand once)
@@ -70,6 +71,10 @@ KernelEstimate predict_gemm(const device::DeviceSpec& device, const GemmShape& s
 /// The GEMM time alone (no power, no cap) with explicit parameters: what the fit evaluates.
 double gemm_time_s(const device::DeviceSpec& device, const GemmShape& shape, GemmFormat format,
                    const GemmParameters& p, double clock_mhz);
+
+/// The units `format` runs on on `device`: the format's own, with fp16 for the 16-bit and
+/// weight-only formats on GPUs without bf16 units (Volta, Turing).
+device::Precision units(const device::DeviceSpec& device, GemmFormat format);
 
 /// The formats `device` has units for, comma-separated.
 std::string formats_of(const device::DeviceSpec& device);

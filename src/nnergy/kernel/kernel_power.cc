@@ -12,15 +12,29 @@ double memory_part_w(const device::DeviceSpec& device, const PowerParameters& p,
   return (device.tdp_w - device.idle_w) * p.memory * a.memory;
 }
 
+double clocked_share(const device::DeviceSpec& device, double clock_mhz) {
+  const double v = device.relative_voltage(clock_mhz);
+  return v * v * clock_mhz / device.clock.boost_mhz;
+}
+
 }  // namespace
 
 double unconstrained_power_w(const device::DeviceSpec& device, const PowerParameters& p,
                              const Activity& a, double clock_mhz) {
-  const double v = device.relative_voltage(clock_mhz);
-  const double clocked = v * v * clock_mhz / device.clock.boost_mhz;
   const double range = device.tdp_w - device.idle_w;
-  return device.idle_w + range * (p.base + p.compute * a.compute * a.format_weight) * clocked +
-         memory_part_w(device, p, a);
+  return device.idle_w + range * p.base * clocked_share(device, clock_mhz) +
+         compute_power_w(device, p, a, clock_mhz) + memory_part_w(device, p, a);
+}
+
+double compute_power_w(const device::DeviceSpec& device, const PowerParameters& p,
+                       const Activity& a, double clock_mhz) {
+  return (device.tdp_w - device.idle_w) * p.compute * a.compute * a.format_weight *
+         clocked_share(device, clock_mhz);
+}
+
+double measured_activity_power_w(const device::DeviceSpec& device, const PowerParameters& p,
+                                 const Activity& activity) {
+  return std::min(device.tdp_w, unconstrained_power_w(device, p, activity, device.clock.boost_mhz));
 }
 
 double power_limit_clock_ratio(const device::DeviceSpec& device, const PowerParameters& p,

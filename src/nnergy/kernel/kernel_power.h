@@ -23,6 +23,16 @@ struct Activity {
 double unconstrained_power_w(const device::DeviceSpec& device, const PowerParameters& p,
                              const Activity& activity, double clock_mhz);
 
+/// The tensor units' share of unconstrained_power_w (range·compute·u_c·w·c), W.
+double compute_power_w(const device::DeviceSpec& device, const PowerParameters& p,
+                       const Activity& activity, double clock_mhz);
+
+/// Board power of a kernel whose activity is given as measured (its clock drops at the limit,
+/// which the activity already reflects): unconstrained_power_w at the boost clock, at most the
+/// power limit, W.
+double measured_activity_power_w(const device::DeviceSpec& device, const PowerParameters& p,
+                                 const Activity& activity);
+
 /// The clock ratio (≤ 1) at which the clocked part of `unconstrained_w` fits under the power
 /// limit: ((limit − idle − memory part)/(unconstrained − idle − memory part))^(1/κ); 1 when
 /// the kernel is under the limit.

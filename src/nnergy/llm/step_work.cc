@@ -114,7 +114,7 @@ class Builder {
     const double vocab_here = static_cast<double>(model_.vocab) / s_.tp;
     add("final norm", Part::kLmHead, stage, norm(tokens_));
     // Engines keep the lm_head (and the router) in 16 bits in quantized checkpoints.
-    add("lm_head", Part::kLmHead, stage, gemm(rows, h, vocab_here, 2, ab, ab), f_.sixteen_bit_math);
+    add_gemm("lm_head", Part::kLmHead, stage, rows, h, vocab_here, sixteen_bit());
     if (s_.tp > 1)
       collective("logits", CollectiveKind::kAllGather, rows * vocab_here * 4, s_.tp, stage);
     add("sampling", Part::kLmHead, stage,
@@ -140,6 +140,30 @@ class Builder {
     work_.ops.push_back(std::move(o));
   }
 
+  // A matrix product of `batch` × (m rows, reduction k, n columns) in `format`: its operator
+  // cost for the analytical model and its shape for the kernel model. None when m is 0 (no
+  // rows need it, e.g. logits in a prefill chunk that is not a prompt's last).
+  void add_gemm(std::string name, Part part, double count, double m, double k, double n,
+                const FormatMath& format, double batch = 1) {
+    if (m <= 0) return;
+    const double wb = bytes_per_weight(format.format);
+    add(std::move(name), part, count,
+        gemm(m * batch, k, n, wb * batch, format.gemm_input_bytes, f_.activation_bytes),
+        format.math);
+    StepOp& o = work_.ops.back();
+    o.gemm = kernel::GemmShape{std::max(1.0, m), n, k, std::max(1.0, batch)};
+    o.gemm_format = gemm_format(format);
+  }
+
+  // The lm_head and router: 16-bit weights whatever the checkpoint's (engines keep them so).
+  FormatMath sixteen_bit() const {
+    FormatMath m;
+    m.format = WeightFormat::kBf16;
+    m.math = f_.sixteen_bit_math;
+    m.gemm_input_bytes = f_.activation_bytes;
+    return m;
+  }
+
   void collective(std::string name, CollectiveKind kind, double bytes, int group, double count) {
     if (count <= 0 || group <= 1 || bytes <= 0) return;
     work_.collectives.push_back(Collective{std::move(name), kind, bytes, group, count});
@@ -163,9 +187,7 @@ class Builder {
   void attention(const Attention& a, const std::string& prefix, double count) {
     const double h = static_cast<double>(model_.hidden);
     const double ab = f_.activation_bytes;
-    const double wb = bytes_per_weight(f_.attention_weights.format);
-    const double in = f_.attention_weights.gemm_input_bytes;
-    const device::Precision math = f_.attention_weights.math;
+    const FormatMath& w = f_.attention_weights;
     const double heads = static_cast<double>(a.heads) / s_.tp;
     add(prefix + "attention norm", Part::kAttention, count, norm(tokens_));
     if (a.latent) {
@@ -173,8 +195,7 @@ class Builder {
     } else {
       const double kv_heads = std::max(1.0, static_cast<double>(a.kv_heads) / s_.tp);
       const double n = (heads + 2 * kv_heads) * a.head_dim;
-      add(prefix + "qkv projection", Part::kAttention, count, gemm(tokens_, h, n, wb, in, ab),
-          math);
+      add_gemm(prefix + "qkv projection", Part::kAttention, count, tokens_, h, n, w);
       // RoPE on q and k, and the new keys and values written to the paged cache.
       add(prefix + "rope + cache write", Part::kAttention, count,
           op(OpClass::kElementwise,
@@ -183,8 +204,7 @@ class Builder {
     }
     attention_kernels(a, prefix, count, heads);
     const double v_width = heads * (a.latent ? a.value_head_dim : a.head_dim);
-    add(prefix + "output projection", Part::kAttention, count,
-        gemm(tokens_, v_width, h, wb, in, ab), math);
+    add_gemm(prefix + "output projection", Part::kAttention, count, tokens_, v_width, h, w);
     if (s_.tp > 1) {
       collective(prefix + "attention all-reduce", CollectiveKind::kAllReduce,
                  tokens_ * h * f_.communication_bytes, s_.tp, count);
@@ -198,36 +218,32 @@ class Builder {
   void latent_projections(const Attention& a, const std::string& prefix, double count,
                           double heads) {
     const double h = static_cast<double>(model_.hidden);
-    const double ab = f_.activation_bytes;
-    const double wb = bytes_per_weight(f_.attention_weights.format);
-    const double in = f_.attention_weights.gemm_input_bytes;
-    const device::Precision math = f_.attention_weights.math;
+    const FormatMath& w = f_.attention_weights;
     const double nope = a.head_dim - a.rope_head_dim;
     if (a.q_lora_rank > 0) {
-      add(prefix + "q down-projection", Part::kAttention, count,
-          gemm(tokens_, h, a.q_lora_rank, wb, in, ab), math);
-      add(prefix + "q up-projection", Part::kAttention, count,
-          gemm(tokens_, a.q_lora_rank, heads * a.head_dim, wb, in, ab), math);
+      add_gemm(prefix + "q down-projection", Part::kAttention, count, tokens_, h, a.q_lora_rank, w);
+      add_gemm(prefix + "q up-projection", Part::kAttention, count, tokens_, a.q_lora_rank,
+               heads * a.head_dim, w);
     } else {
-      add(prefix + "q projection", Part::kAttention, count,
-          gemm(tokens_, h, heads * a.head_dim, wb, in, ab), math);
+      add_gemm(prefix + "q projection", Part::kAttention, count, tokens_, h, heads * a.head_dim, w);
     }
-    add(prefix + "kv down-projection", Part::kAttention, count,
-        gemm(tokens_, h, a.kv_lora_rank + a.rope_head_dim, wb, in, ab), math);
+    add_gemm(prefix + "kv down-projection", Part::kAttention, count, tokens_, h,
+             a.kv_lora_rank + a.rope_head_dim, w);
     const double decode_tokens = decode_rows();
     const double prefill_tokens = tokens_ - decode_tokens;
     if (decode_tokens > 0) {
-      add(prefix + "absorbed key up-projection", Part::kAttention, count,
-          gemm(decode_tokens * heads, nope, a.kv_lora_rank, wb * heads, in, ab), math);
-      add(prefix + "absorbed value up-projection", Part::kAttention, count,
-          gemm(decode_tokens * heads, a.kv_lora_rank, a.value_head_dim, wb * heads, in, ab), math);
+      // One product per head (batched over the heads).
+      add_gemm(prefix + "absorbed key up-projection", Part::kAttention, count, decode_tokens, nope,
+               a.kv_lora_rank, w, heads);
+      add_gemm(prefix + "absorbed value up-projection", Part::kAttention, count, decode_tokens,
+               a.kv_lora_rank, a.value_head_dim, w, heads);
     }
     if (prefill_tokens > 0) {
       double context = 0;
       for (const SequenceGroup& g : shape_.groups)
         if (g.new_tokens > 1) context += g.count * (g.cached + g.new_tokens);
-      add(prefix + "kv up-projection", Part::kAttention, count,
-          gemm(context, a.kv_lora_rank, heads * (nope + a.value_head_dim), wb, in, ab), math);
+      add_gemm(prefix + "kv up-projection", Part::kAttention, count, context, a.kv_lora_rank,
+               heads * (nope + a.value_head_dim), w);
     }
   }
 
@@ -294,15 +310,13 @@ class Builder {
   void mamba(const Mamba2& m, const std::string& prefix, double count) {
     const double h = static_cast<double>(model_.hidden);
     const double ab = f_.activation_bytes;
-    const double wb = bytes_per_weight(f_.weights.format);
-    const double in = f_.weights.gemm_input_bytes;
     const double inner = static_cast<double>(m.inner()) / s_.tp;
     const double heads = static_cast<double>(m.heads) / s_.tp;
     const double bc = 2.0 * m.groups * m.state;
     const double state_bytes = heads * m.head_dim * m.state * f_.state_bytes;
     add(prefix + "mixer norm", Part::kMixer, count, norm(tokens_));
-    add(prefix + "Mamba-2 in projection", Part::kMixer, count,
-        gemm(tokens_, h, 2 * inner + bc + heads, wb, in, ab), f_.weights.math);
+    add_gemm(prefix + "Mamba-2 in projection", Part::kMixer, count, tokens_, h,
+             2 * inner + bc + heads, f_.weights);
     add(prefix + "causal conv1d", Part::kMixer, count,
         op(OpClass::kElementwise, pass(0, 2 * tokens_ * (inner + bc) * m.conv_kernel,
                                        2 * tokens_ * (inner + bc) * ab, 1)));
@@ -315,8 +329,7 @@ class Builder {
                 2 * sequences * state_bytes + tokens_ * (2 * inner + bc) * ab, 2)));
     add(prefix + "gated norm", Part::kMixer, count,
         op(OpClass::kNormalization, pass(0, 6 * tokens_ * inner, 3 * tokens_ * inner * ab, 1)));
-    add(prefix + "Mamba-2 out projection", Part::kMixer, count, gemm(tokens_, inner, h, wb, in, ab),
-        f_.weights.math);
+    add_gemm(prefix + "Mamba-2 out projection", Part::kMixer, count, tokens_, inner, h, f_.weights);
     if (s_.tp > 1) {
       collective(prefix + "mixer all-reduce", CollectiveKind::kAllReduce,
                  tokens_ * h * f_.communication_bytes, s_.tp, count);
@@ -326,18 +339,15 @@ class Builder {
   void mlp(const Mlp& m, const std::string& prefix, double count) {
     const double h = static_cast<double>(model_.hidden);
     const double ab = f_.activation_bytes;
-    const double wb = bytes_per_weight(f_.weights.format);
-    const double in = f_.weights.gemm_input_bytes;
-    const device::Precision math = f_.weights.math;
     add(prefix + "MLP norm", Part::kMlp, count, norm(tokens_));
     if (m.kind == MlpKind::kGated || m.kind == MlpKind::kPlain) {
       const double ffn = static_cast<double>(m.ffn) / s_.tp;
       const double up = m.kind == MlpKind::kGated ? 2 * ffn : ffn;
-      add(prefix + (m.kind == MlpKind::kGated ? "gate/up projection" : "up projection"), Part::kMlp,
-          count, gemm(tokens_, h, up, wb, in, ab), math);
+      add_gemm(prefix + (m.kind == MlpKind::kGated ? "gate/up projection" : "up projection"),
+               Part::kMlp, count, tokens_, h, up, f_.weights);
       add(prefix + "activation", Part::kMlp, count,
           op(OpClass::kElementwise, pass(0, 8 * tokens_ * ffn, tokens_ * (up + ffn) * ab, 1)));
-      add(prefix + "down projection", Part::kMlp, count, gemm(tokens_, ffn, h, wb, in, ab), math);
+      add_gemm(prefix + "down projection", Part::kMlp, count, tokens_, ffn, h, f_.weights);
     } else {
       experts(m, prefix, count);
     }
@@ -350,13 +360,10 @@ class Builder {
   void experts(const Mlp& m, const std::string& prefix, double count) {
     const double h = static_cast<double>(model_.hidden);
     const double ab = f_.activation_bytes;
-    const double wb = bytes_per_weight(f_.weights.format);
-    const double in = f_.weights.gemm_input_bytes;
-    const device::Precision math = f_.weights.math;
     const double e = m.experts;
     const double k = m.top_k;
     // The router (kept in 16 bits by engines) and top-k selection.
-    add(prefix + "router", Part::kMlp, count, gemm(tokens_, h, e, 2, ab, ab), f_.sixteen_bit_math);
+    add_gemm(prefix + "router", Part::kMlp, count, tokens_, h, e, sixteen_bit());
     add(prefix + "top-k routing", Part::kMlp, count,
         op(OpClass::kElementwise, pass(0, 4 * tokens_ * e, tokens_ * e * 4 * 2, 2)));
     // Experts on this GPU: E/ep of them, each 1/(tp/ep) of its width when TP also splits them.
@@ -366,23 +373,16 @@ class Builder {
     const double ffn = static_cast<double>(m.ffn) / width_split;
     const double pairs = tokens_ * k / ep;  // token–expert pairs computed here (balanced)
     const double touched = local_experts * (1 - std::pow(1 - k / e, tokens_));
-    const double expert_weights = touched * 3 * h * ffn * wb;
     add(prefix + "expert dispatch (permute)", Part::kMlp, count,
         op(OpClass::kDataMovement, pass(0, 0, 2 * pairs * h * ab, 1)));
-    const double macs_up = pairs * h * 2 * ffn;
-    add(prefix + "experts gate/up (grouped GEMM)", Part::kMlp, count,
-        op(OpClass::kMatrix,
-           pass(macs_up, 2 * macs_up, expert_weights * 2 / 3 + pairs * (h * in + 2 * ffn * ab), 1),
-           h),
-        math);
+    // Grouped GEMMs: the experts the tokens chose, each over its share of the pairs.
+    const double groups = std::max(1.0, touched);
+    add_gemm(prefix + "experts gate/up (grouped GEMM)", Part::kMlp, count, pairs / groups, h,
+             2 * ffn, f_.weights, groups);
     add(prefix + "experts activation", Part::kMlp, count,
         op(OpClass::kElementwise, pass(0, 8 * pairs * ffn, pairs * 3 * ffn * ab, 1)));
-    const double macs_down = pairs * ffn * h;
-    add(prefix + "experts down (grouped GEMM)", Part::kMlp, count,
-        op(OpClass::kMatrix,
-           pass(macs_down, 2 * macs_down, expert_weights / 3 + pairs * (ffn * in + h * ab), 1),
-           ffn),
-        math);
+    add_gemm(prefix + "experts down (grouped GEMM)", Part::kMlp, count, pairs / groups, ffn, h,
+             f_.weights, groups);
     add(prefix + "expert combine (unpermute)", Part::kMlp, count,
         op(OpClass::kDataMovement, pass(0, pairs * h, 2 * pairs * h * ab, 1)));
     if (ep > 1) {
@@ -394,10 +394,9 @@ class Builder {
     }
     if (m.shared_ffn > 0) {
       const double shared = static_cast<double>(m.shared_ffn) / s_.tp;
-      add(prefix + "shared expert gate/up", Part::kMlp, count,
-          gemm(tokens_, h, 2 * shared, wb, in, ab), math);
-      add(prefix + "shared expert down", Part::kMlp, count, gemm(tokens_, shared, h, wb, in, ab),
-          math);
+      add_gemm(prefix + "shared expert gate/up", Part::kMlp, count, tokens_, h, 2 * shared,
+               f_.weights);
+      add_gemm(prefix + "shared expert down", Part::kMlp, count, tokens_, shared, h, f_.weights);
     }
   }
 

@@ -7,12 +7,15 @@
 // is costed as the fused kernels engines run (FlashAttention for prefill, paged attention for
 // decode: no S×S tensor in memory); the KV cache is read once per step and layer.
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "nnergy/device/precision.h"
 #include "nnergy/graph/op_cost.h"
+#include "nnergy/kernel/gemm_format.h"
+#include "nnergy/kernel/gemm_model.h"
 #include "nnergy/llm/architecture.h"
 #include "nnergy/llm/weight_format.h"
 
@@ -79,6 +82,10 @@ struct StepOp {
   double count = 0;    ///< occurrences per step on one GPU (layers of its kind on one stage)
   graph::OpCost cost;  ///< one occurrence, inference pass
   device::Precision math = device::Precision::kBf16;  ///< the units of its matrix work
+  /// A matrix product's shape (batch: the experts of a grouped GEMM, the heads of MLA's
+  /// absorbed products) and format, for the kernel model; unset for the other operations.
+  std::optional<kernel::GemmShape> gemm;
+  kernel::GemmFormat gemm_format = kernel::GemmFormat::k16Bit;
 };
 
 /// A collective of the step.

@@ -120,6 +120,27 @@ double bytes_per_weight(WeightFormat format) {
   return 2;
 }
 
+kernel::GemmFormat gemm_format(const FormatMath& math) {
+  using kernel::GemmFormat;
+  switch (math.format) {
+    case WeightFormat::kBf16:
+    case WeightFormat::kFp16:
+      return GemmFormat::k16Bit;
+    case WeightFormat::kFp32:
+      return GemmFormat::kFp32;
+    case WeightFormat::kFp8:
+      return math.weight_only ? GemmFormat::kInt8WeightOnly : GemmFormat::kFp8;
+    case WeightFormat::kInt8:
+      return math.weight_only ? GemmFormat::kInt8WeightOnly : GemmFormat::kInt8;
+    case WeightFormat::kNvFp4:
+      return math.weight_only ? GemmFormat::kInt4WeightOnly : GemmFormat::kNvfp4;
+    case WeightFormat::kMxFp4:
+    case WeightFormat::kInt4:
+      return GemmFormat::kInt4WeightOnly;
+  }
+  return GemmFormat::k16Bit;
+}
+
 bool runs_on(WeightFormat format, const device::DeviceSpec& device) {
   const std::optional<Precision> units = native_units(format);
   if (units && device.peak(*units)) return true;

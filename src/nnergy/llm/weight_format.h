@@ -11,6 +11,7 @@
 
 #include "nnergy/device/device_spec.h"
 #include "nnergy/device/precision.h"
+#include "nnergy/kernel/gemm_format.h"
 
 namespace nnergy::llm {
 
@@ -56,6 +57,11 @@ struct FormatMath {
 /// neither.
 FormatMath format_math(WeightFormat format, const device::DeviceSpec& device,
                        std::string_view setting, const std::vector<std::string>& capable_devices);
+
+/// The kernel model's GEMM format of `math` (kernel/gemm_format.h): 16-bit, fp32, and the
+/// narrow formats native (fp8 per tensor, NVFP4, int8 W8A8) or weight-only (int8 for 8-bit
+/// weights, int4 for 4-bit ones, MXFP4 included).
+kernel::GemmFormat gemm_format(const FormatMath& math);
 
 /// True when `format` runs on `device` natively or weight-only (format_math would not throw).
 bool runs_on(WeightFormat format, const device::DeviceSpec& device);

@@ -29,7 +29,7 @@ std::string render_text(const ServeCalibrationReport& r) {
       "nnergy calibrate --serve: {} published runs ({} records left out), {} iterations\n\n",
       r.fit.runs, r.fit.skipped, r.fit.iterations);
   TextTable g;
-  for (const char* h : {"generation", "GEMM efficiency", "8-bit GEMM", "streaming efficiency",
+  for (const char* h : {"generation", "attention efficiency", "8-bit GEMM", "streaming efficiency",
                         "tensor flop energy", "runs"})
     g.add_column(
         h, std::string(h) == "generation" ? TextTable::Align::kLeft : TextTable::Align::kRight);

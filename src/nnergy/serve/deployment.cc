@@ -96,6 +96,8 @@ Deployment settle(const DeploymentRequest& r) {
   d.model = r.model;
   d.device = r.device;
   d.engine = r.engine;
+  d.kernels = r.kernels;
+  d.kernel_power_scale = r.kernel_power_scale;
   const llm::Architecture& model = *r.model;
   const device::DeviceSpec& device = *r.device;
 

@@ -11,6 +11,7 @@
 #include "nnergy/core/setting_name.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/device/operating_point.h"
+#include "nnergy/kernel/kernel_parameters.h"
 #include "nnergy/llm/architecture.h"
 #include "nnergy/llm/step_work.h"
 #include "nnergy/llm/weight_format.h"
@@ -24,6 +25,12 @@ struct DeploymentRequest {
   const device::DeviceSpec* device = nullptr;
   const device::DeviceCatalog* catalog = nullptr;  ///< for "GPUs that can" in refusals
   const EngineProfile* engine = nullptr;
+  /// The kernel model's fitted parameters (data/kernel/calibrated.json): matrix products are
+  /// costed by it when set, by the analytical model's efficiencies when not.
+  const kernel::KernelParameters* kernels = nullptr;
+  /// The tensor units' share of the kernel model's GEMM power is scaled by this (the serving
+  /// calibration's tensor energy scale of the device's generation).
+  double kernel_power_scale = 1;
   std::optional<llm::WeightFormat> weights;  ///< default: the checkpoint's (16-bit ones as bf16)
   std::optional<llm::WeightFormat> kv;       ///< default: 16-bit (fp8 with fp8 weights on TRT-LLM)
   std::optional<int> gpus;
@@ -41,8 +48,10 @@ struct Deployment {
   const llm::Architecture* model = nullptr;
   const device::DeviceSpec* device = nullptr;
   const EngineProfile* engine = nullptr;
-  int gpus = 1;      ///< all GPUs
-  int replicas = 1;  ///< data-parallel copies: gpus / (tp · pp)
+  const kernel::KernelParameters* kernels = nullptr;  ///< see DeploymentRequest::kernels
+  double kernel_power_scale = 1;                      ///< see DeploymentRequest::kernel_power_scale
+  int gpus = 1;                                       ///< all GPUs
+  int replicas = 1;                                   ///< data-parallel copies: gpus / (tp · pp)
   llm::Sharding sharding;
   llm::WeightFormat weight_format = llm::WeightFormat::kBf16;
   llm::WeightFormat kv_format = llm::WeightFormat::kBf16;

@@ -136,6 +136,12 @@ std::string ServeCalibration::to_json_text() const {
   return root.dump(2) + "\n";
 }
 
+double ServeCalibration::kernel_power_scale(const device::DeviceSpec& device) const {
+  std::string from;
+  const std::optional<GenerationFit> fit = for_device(device, &from);
+  return fit ? fit->tensor_energy_scale : 1.0;
+}
+
 std::optional<GenerationFit> ServeCalibration::for_device(const device::DeviceSpec& device,
                                                           std::string* from) const {
   const std::string generation = device.generation();
@@ -197,9 +203,9 @@ device::DeviceSpec ServeCalibration::apply(const device::DeviceSpec& device,
   }
   if (note != nullptr) {
     *note = fmt::format(
-        "LLM efficiencies of {} GPUs{}: GEMMs and fused attention at {:.0f} % of the tensor "
-        "peak, streaming at {:.0f} % of the bandwidth, tensor-core flop energy x{:.2f} of the "
-        "archline default{}",
+        "LLM efficiencies of {} GPUs{}: fused attention at {:.0f} % of the tensor peak, "
+        "streaming at {:.0f} % of the bandwidth, tensor-core energy x{:.2f} of the archline's "
+        "and the kernel model's{}",
         from,
         from == device.generation()
             ? ""

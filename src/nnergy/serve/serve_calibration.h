@@ -25,7 +25,8 @@ struct GenerationFit {
   /// Fraction of the DRAM bandwidth weight and KV-cache streaming reach.
   double memory_efficiency = 0.8;
   /// Energy of a tensor-core flop relative to the archline's default for that precision (the
-  /// fp32 flop power at the precision's peak): 1 keeps the default.
+  /// fp32 flop power at the precision's peak), and of the tensor units' share of the kernel
+  /// model's GEMM power relative to its kernel-level fit: 1 keeps the defaults.
   double tensor_energy_scale = 1;
   /// Measurements it was fitted on (0: a transferred or default value).
   int measurements = 0;
@@ -75,6 +76,9 @@ class ServeCalibration {
   device::DeviceSpec apply(const device::DeviceSpec& device, std::string* note = nullptr) const;
   /// "HBM" for HBM memory types, "GDDR" for the others (GDDR5-7, LPDDR), "" when unknown.
   static std::string memory_family(const device::DeviceSpec& device);
+  /// The tensor energy scale of `device`'s generation (GenerationFit::tensor_energy_scale;
+  /// 1 when nothing is fitted), for the kernel model's GEMM power.
+  double kernel_power_scale(const device::DeviceSpec& device) const;
   /// `engine` with its fitted host times.
   EngineProfile apply(const EngineProfile& engine) const;
 };

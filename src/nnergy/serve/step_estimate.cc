@@ -43,6 +43,31 @@ analytical::CollectiveOp collective_op(llm::CollectiveKind kind) {
 
 std::size_t at(Share s) { return static_cast<std::size_t>(s); }
 
+struct OpTimeEnergy {
+  double time_s = 0;
+  double energy_j = 0;
+  bool compute_bound = false;
+};
+
+// One occurrence of `op` on one GPU: a matrix product by the kernel model (its engine's
+// kernels at the deployment's clock) when the deployment has its parameters, anything else by
+// the analytical model at the op's units.
+OpTimeEnergy predict(const Deployment& d, const llm::StepOp& op, const graph::OpCost& cost,
+                     device::OperatingPoint point) {
+  if (op.gemm && d.kernels != nullptr) {
+    const kernel::KernelEstimate k = kernel::predict_gemm(
+        *d.device, *op.gemm, op.gemm_format, *d.kernels, d.engine->id, point.clock_mhz);
+    const double power =
+        std::min(d.device->tdp_w, k.power_w + (d.kernel_power_scale - 1) * k.compute_power_w);
+    return {k.time_s, power * k.time_s,
+            k.bound == kernel::Bound::kCompute || k.bound == kernel::Bound::kPowerCap};
+  }
+  point.precision = op.math;
+  const analytical::OpEstimate one =
+      analytical::predict_op(*d.device, cost, graph::Mode::kInference, point);
+  return {one.time_s, one.energy_j, one.compute_bound};
+}
+
 }  // namespace
 
 std::string_view to_string(Share share) {
@@ -98,13 +123,11 @@ StepEstimate estimate_step(const Deployment& d, const llm::StepShape& shape, boo
   e.cuda_graph = tokens <= engine.cuda_graph_max_tokens &&
                  (engine.cuda_graphs == CudaGraphs::kAll ||
                   (engine.cuda_graphs == CudaGraphs::kDecode && decode_only));
-  device::OperatingPoint point = d.point;
+  const device::OperatingPoint& point = d.point;
   for (const llm::StepOp& op : work.ops) {
     graph::OpCost cost = op.cost;
     cost.inference.kernel_count *= engine.kernels_per_op;
-    point.precision = op.math;
-    const analytical::OpEstimate one =
-        analytical::predict_op(*d.device, cost, graph::Mode::kInference, point);
+    const OpTimeEnergy one = predict(d, op, cost, point);
     const std::size_t s = at(share_of(op.part));
     e.shares.time_s[s] += one.time_s * op.count;
     e.shares.energy_j[s] += one.energy_j * op.count * gpus;
@@ -113,7 +136,8 @@ StepEstimate estimate_step(const Deployment& d, const llm::StepShape& shape, boo
     e.flop_count += cost.inference.flop_count * op.count;
     e.byte_count += cost.inference.byte_count * op.count;
     if (rows) {
-      e.rows.push_back(OpRow{op.name, op.part, op.count, one.time_s, one.energy_j, one.power_w,
+      e.rows.push_back(OpRow{op.name, op.part, op.count, one.time_s, one.energy_j,
+                             one.time_s > 0 ? one.energy_j / one.time_s : 0,
                              cost.inference.flop_count, cost.inference.byte_count,
                              one.compute_bound});
     }
