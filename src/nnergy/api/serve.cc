@@ -188,7 +188,7 @@ report::ServeReport serve(const ServeRequest& r, const ServeCatalogs& catalogs) 
   dr.catalog = &devices;
   dr.engine = &engine;
   dr.kernels = &catalogs.kernels;
-  dr.kernel_power_scale = calibration.kernel_power_scale(listed);
+  dr.kernel_power = calibration.kernel_power(listed);
   dr.weights = r.precision ? r.precision : resolved.format;
   dr.kv = r.kv_precision;
   dr.gpus = r.gpus;

@@ -34,6 +34,7 @@ struct Parameter {
     kGemm8,
     kMemory,
     kEnergy,
+    kKernelPower,
     kMemoryEnergy,
     kPcie,
     kHostStep,
@@ -79,6 +80,8 @@ class Problem {
       parameters_.push_back(
           {Parameter::Kind::kMemory, g, logit(kMemoryPrior), kPriorSigmaEfficiency});
       parameters_.push_back({Parameter::Kind::kEnergy, g, 0.0, kPriorSigmaEnergy});
+      if (inputs.kernels != nullptr)
+        parameters_.push_back({Parameter::Kind::kKernelPower, g, 0.0, kPriorSigmaEnergy});
     }
     for (const std::string& e : engines) {
       const serve::EngineProfile& profile = inputs.engines->find(e, "engine");
@@ -131,6 +134,9 @@ class Problem {
           break;
         case Parameter::Kind::kEnergy:
           c.generations[p.key].tensor_energy_scale = std::exp(x[j]);
+          break;
+        case Parameter::Kind::kKernelPower:
+          c.generations[p.key].kernel_power_scale = std::exp(x[j]);
           break;
         case Parameter::Kind::kHostStep:
           c.engines[p.key].host_per_step_s = std::exp(x[j]);
@@ -190,6 +196,7 @@ class Problem {
         case Parameter::Kind::kGemm8:
         case Parameter::Kind::kMemory:
         case Parameter::Kind::kEnergy:
+        case Parameter::Kind::kKernelPower:
           out[i] = d.generation() == p.key;
           break;
         case Parameter::Kind::kMemoryEnergy:
@@ -226,7 +233,7 @@ class Problem {
       dr.catalog = inputs.devices;
       dr.engine = &engine;
       dr.kernels = inputs.kernels;
-      dr.kernel_power_scale = c.kernel_power_scale(device);
+      dr.kernel_power = c.kernel_power(device);
       dr.weights = run.precision;
       dr.tp = run.tp;
       dr.pp = run.pp;

@@ -30,7 +30,7 @@ std::string render_text(const ServeCalibrationReport& r) {
       r.fit.runs, r.fit.skipped, r.fit.iterations);
   TextTable g;
   for (const char* h : {"generation", "attention efficiency", "8-bit GEMM", "streaming efficiency",
-                        "tensor flop energy", "runs"})
+                        "tensor flop energy", "kernel other power", "runs"})
     g.add_column(
         h, std::string(h) == "generation" ? TextTable::Align::kLeft : TextTable::Align::kRight);
   for (const auto& [name, fit] : r.fit.fitted.generations) {
@@ -38,7 +38,8 @@ std::string render_text(const ServeCalibrationReport& r) {
         {name, fmt::format("{:.0f} %", fit.gemm_efficiency * 100),
          fit.gemm_efficiency_8bit ? fmt::format("{:.0f} %", *fit.gemm_efficiency_8bit * 100) : "",
          fmt::format("{:.0f} %", fit.memory_efficiency * 100),
-         fmt::format("x{:.2f}", fit.tensor_energy_scale), std::to_string(fit.measurements)});
+         fmt::format("x{:.2f}", fit.tensor_energy_scale),
+         fmt::format("x{:.2f}", fit.kernel_power_scale), std::to_string(fit.measurements)});
   }
   out += "Per GPU generation (of the datasheet peaks; energy relative to the archline default):\n" +
          g.render();

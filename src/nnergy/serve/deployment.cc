@@ -97,7 +97,7 @@ Deployment settle(const DeploymentRequest& r) {
   d.device = r.device;
   d.engine = r.engine;
   d.kernels = r.kernels;
-  d.kernel_power_scale = r.kernel_power_scale;
+  d.kernel_power = r.kernel_power;
   const llm::Architecture& model = *r.model;
   const device::DeviceSpec& device = *r.device;
 

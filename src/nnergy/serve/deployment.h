@@ -19,6 +19,13 @@
 
 namespace nnergy::serve {
 
+/// Scales of the kernel model's GEMM power above idle that the serving calibration fits per GPU
+/// generation (GenerationFit): the tensor units' share, and the rest (clocks up, DRAM).
+struct KernelPowerScales {
+  double tensor = 1;
+  double other = 1;
+};
+
 /// What a deployment is settled from; unset parallelism is chosen (see settle()).
 struct DeploymentRequest {
   const llm::Architecture* model = nullptr;
@@ -28,9 +35,8 @@ struct DeploymentRequest {
   /// The kernel model's fitted parameters (data/kernel/calibrated.json): matrix products are
   /// costed by it when set, by the analytical model's efficiencies when not.
   const kernel::KernelParameters* kernels = nullptr;
-  /// The tensor units' share of the kernel model's GEMM power is scaled by this (the serving
-  /// calibration's tensor energy scale of the device's generation).
-  double kernel_power_scale = 1;
+  /// The kernel model's GEMM power above idle, scaled by the serving calibration.
+  KernelPowerScales kernel_power;
   std::optional<llm::WeightFormat> weights;  ///< default: the checkpoint's (16-bit ones as bf16)
   std::optional<llm::WeightFormat> kv;       ///< default: 16-bit (fp8 with fp8 weights on TRT-LLM)
   std::optional<int> gpus;
@@ -49,7 +55,7 @@ struct Deployment {
   const device::DeviceSpec* device = nullptr;
   const EngineProfile* engine = nullptr;
   const kernel::KernelParameters* kernels = nullptr;  ///< see DeploymentRequest::kernels
-  double kernel_power_scale = 1;                      ///< see DeploymentRequest::kernel_power_scale
+  KernelPowerScales kernel_power;                     ///< see DeploymentRequest::kernel_power
   int gpus = 1;                                       ///< all GPUs
   int replicas = 1;                                   ///< data-parallel copies: gpus / (tp · pp)
   llm::Sharding sharding;

@@ -68,13 +68,14 @@ ServeCalibration ServeCalibration::parse(const std::string& text, const std::str
       g.gemm_efficiency = number(it.value(), "gemm_efficiency", g.gemm_efficiency, where);
       g.memory_efficiency = number(it.value(), "memory_efficiency", g.memory_efficiency, where);
       g.tensor_energy_scale = number(it.value(), "tensor_energy_scale", 1, where);
+      g.kernel_power_scale = number(it.value(), "kernel_power_scale", 1, where);
       if (it.value().contains("gemm_efficiency_8bit") &&
           !it.value()["gemm_efficiency_8bit"].is_null()) {
         g.gemm_efficiency_8bit = number(it.value(), "gemm_efficiency_8bit", 0.6, where);
       }
       g.measurements = static_cast<int>(number(it.value(), "measurements", 0, where));
       if (!(g.gemm_efficiency > 0 && g.gemm_efficiency <= 1 && g.memory_efficiency > 0 &&
-            g.memory_efficiency <= 1 && g.tensor_energy_scale > 0)) {
+            g.memory_efficiency <= 1 && g.tensor_energy_scale > 0 && g.kernel_power_scale > 0)) {
         throw InvalidInput(where + ": expected efficiencies in (0, 1] and a positive energy scale");
       }
       c.generations[it.key()] = g;
@@ -110,7 +111,8 @@ std::string ServeCalibration::to_json_text() const {
       "Parameters of nnergy serve fitted by `nnergy calibrate --serve` on published LLM-serving "
       "measurements (data/calibration/llm_measured_public.json): per GPU generation the share of "
       "the tensor-core peak LLM GEMMs reach, the share of the DRAM bandwidth streaming reaches "
-      "and the energy of a tensor-core flop relative to the archline default; per engine its "
+      "and the energy of a tensor-core flop relative to the archline default (and of the kernel "
+      "model's tensor power; kernel_power_scale: its other power above idle); per engine its "
       "host time per step and per kernel launched outside CUDA graphs.";
   root["provenance"] = provenance;
   root["accuracy"] = accuracy;
@@ -120,6 +122,7 @@ std::string ServeCalibration::to_json_text() const {
     if (fit.gemm_efficiency_8bit) g[name]["gemm_efficiency_8bit"] = *fit.gemm_efficiency_8bit;
     g[name].update({{"memory_efficiency", fit.memory_efficiency},
                     {"tensor_energy_scale", fit.tensor_energy_scale},
+                    {"kernel_power_scale", fit.kernel_power_scale},
                     {"measurements", fit.measurements}});
   }
   root["generations"] = g;
@@ -136,10 +139,11 @@ std::string ServeCalibration::to_json_text() const {
   return root.dump(2) + "\n";
 }
 
-double ServeCalibration::kernel_power_scale(const device::DeviceSpec& device) const {
+KernelPowerScales ServeCalibration::kernel_power(const device::DeviceSpec& device) const {
   std::string from;
   const std::optional<GenerationFit> fit = for_device(device, &from);
-  return fit ? fit->tensor_energy_scale : 1.0;
+  if (!fit) return {};
+  return {fit->tensor_energy_scale, fit->kernel_power_scale};
 }
 
 std::optional<GenerationFit> ServeCalibration::for_device(const device::DeviceSpec& device,
@@ -205,13 +209,13 @@ device::DeviceSpec ServeCalibration::apply(const device::DeviceSpec& device,
     *note = fmt::format(
         "LLM efficiencies of {} GPUs{}: fused attention at {:.0f} % of the tensor peak, "
         "streaming at {:.0f} % of the bandwidth, tensor-core energy x{:.2f} of the archline's "
-        "and the kernel model's{}",
+        "and the kernel model's, the kernel model's other power above idle x{:.2f}{}",
         from,
         from == device.generation()
             ? ""
             : fmt::format(" (transferred to the {}'s {})", device.id, device.generation()),
         fit->gemm_efficiency * 100, fit->memory_efficiency * 100, fit->tensor_energy_scale,
-        provenance.empty() ? "" : " (" + provenance + ")");
+        fit->kernel_power_scale, provenance.empty() ? "" : " (" + provenance + ")");
   }
   return d;
 }

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "nnergy/device/device_spec.h"
+#include "nnergy/serve/deployment.h"
 #include "nnergy/serve/engine.h"
 
 namespace nnergy::serve {
@@ -28,6 +29,9 @@ struct GenerationFit {
   /// fp32 flop power at the precision's peak), and of the tensor units' share of the kernel
   /// model's GEMM power relative to its kernel-level fit: 1 keeps the defaults.
   double tensor_energy_scale = 1;
+  /// The kernel model's GEMM power above idle outside the tensor units' share (clocks up,
+  /// DRAM) relative to its kernel-level fit: 1 keeps it.
+  double kernel_power_scale = 1;
   /// Measurements it was fitted on (0: a transferred or default value).
   int measurements = 0;
 };
@@ -76,9 +80,9 @@ class ServeCalibration {
   device::DeviceSpec apply(const device::DeviceSpec& device, std::string* note = nullptr) const;
   /// "HBM" for HBM memory types, "GDDR" for the others (GDDR5-7, LPDDR), "" when unknown.
   static std::string memory_family(const device::DeviceSpec& device);
-  /// The tensor energy scale of `device`'s generation (GenerationFit::tensor_energy_scale;
-  /// 1 when nothing is fitted), for the kernel model's GEMM power.
-  double kernel_power_scale(const device::DeviceSpec& device) const;
+  /// The kernel model's GEMM power scales of `device`'s generation (its tensor energy scale and
+  /// kernel power scale; 1 when nothing is fitted).
+  KernelPowerScales kernel_power(const device::DeviceSpec& device) const;
   /// `engine` with its fitted host times.
   EngineProfile apply(const EngineProfile& engine) const;
 };

@@ -57,8 +57,11 @@ OpTimeEnergy predict(const Deployment& d, const llm::StepOp& op, const graph::Op
   if (op.gemm && d.kernels != nullptr) {
     const kernel::KernelEstimate k = kernel::predict_gemm(
         *d.device, *op.gemm, op.gemm_format, *d.kernels, d.engine->id, point.clock_mhz);
+    const double idle = d.device->idle_w;
+    const double other = k.power_w - idle - k.compute_power_w;
     const double power =
-        std::min(d.device->tdp_w, k.power_w + (d.kernel_power_scale - 1) * k.compute_power_w);
+        std::min(d.device->tdp_w,
+                 idle + k.compute_power_w * d.kernel_power.tensor + other * d.kernel_power.other);
     return {k.time_s, power * k.time_s,
             k.bound == kernel::Bound::kCompute || k.bound == kernel::Bound::kPowerCap};
   }
