@@ -2,13 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <vector>
 
 #include "nnergy/core/error.h"
 #include "nnergy/core/json_document.h"
+#include "nnergy/core/read_file.h"
 
 namespace nnergy::kernel {
 
@@ -77,11 +76,7 @@ KernelParameters KernelParameters::load(const std::filesystem::path& data_dir) {
   const std::filesystem::path path = data_dir / "kernel" / "calibrated.json";
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return {};
-  std::ifstream in(path);
-  if (!in) throw InvalidInput(path.string() + ": cannot be opened for reading");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse(text.str(), path.string());
+  return parse(read_whole_file(path), path.string());
 }
 
 KernelParameters KernelParameters::parse(const std::string& text, const std::string& source) {
