@@ -1,5 +1,5 @@
-// `nnergy kernel gemm`: the kernel model as a command — what one GEMM costs on a GPU in time,
-// board power and energy.
+// `nnergy kernel gemm|attention`: the kernel model as a command — what one GEMM or fused
+// attention kernel costs on a GPU in time, board power and energy.
 #include <fmt/format.h>
 
 #include <memory>
@@ -17,33 +17,33 @@ namespace nnergy::cli {
 
 namespace {
 
-struct GemmOptions {
-  std::string device;
-  double m = 0;
-  double n = 0;
-  double k = 0;
-  double batch = 1;
-  std::string precision = "bf16";
-  std::string engine;
-  std::optional<double> clock_mhz;
-  std::string devices_file;
+// The options every kernel class shares: where it runs, whose kernels, the output.
+template <typename Request>
+struct Options {
+  Request request;
   bool json = false;
 };
 
-std::string run_gemm(const GemmOptions& o, const std::string& command_line) {
-  api::KernelGemmRequest r;
-  r.names = SettingNames::kFlag;
-  r.command_line = command_line;
-  r.device = o.device;
-  r.m = o.m;
-  r.n = o.n;
-  r.k = o.k;
-  r.batch = o.batch;
-  r.format = o.precision;
-  r.engine = o.engine;
-  r.clock_mhz = o.clock_mhz;
-  r.devices_file = o.devices_file;
-  return report::render(api::kernel_gemm(r), report::choose_format(o.json));
+void add_target_options(CLI::App* c, api::KernelRequest& r, bool& json) {
+  c->add_option("--device", r.device, "GPU (catalog id or alias; nnergy devices)")->required();
+  c->add_option("--engine", r.engine,
+                "whose kernels: tensorrt-llm (default), vllm, sglang, pytorch");
+  c->add_option("--clock", r.clock_mhz, "SM clock, MHz (default: boost)");
+  c->add_option("--devices-file", r.devices_file, "extra device catalog (JSON)");
+  c->add_flag("--json", json, "write JSON instead of text");
+}
+
+template <typename Request, typename Predict>
+void on_run(CLI::App* c, const std::shared_ptr<Options<Request>>& o, CommandRun* selected,
+            const std::string& command_line, Predict predict) {
+  c->callback([o, selected, command_line, predict] {
+    *selected = [o, command_line, predict] {
+      Request r = o->request;
+      r.names = SettingNames::kFlag;
+      r.command_line = command_line;
+      return CommandResult{report::render(predict(r), report::choose_format(o->json)), 0};
+    };
+  });
 }
 
 }  // namespace
@@ -58,31 +58,50 @@ void add_kernel_command(CLI::App& app, CommandRun* selected, const std::string& 
     const std::vector<std::string> extra = cmd->remaining();
     *selected = [extra]() -> CommandResult {
       throw InvalidInput(fmt::format(
-          "nnergy kernel {}: expected a kernel class: gemm (attention, moe and collectives are "
-          "not modelled as commands yet)",
+          "nnergy kernel {}: expected a kernel class: gemm or attention (moe and collectives "
+          "are not modelled as commands yet)",
           extra.empty() ? std::string("(none)") : extra.front()));
     };
   });
-  auto gemm = std::make_shared<GemmOptions>();
+  auto gemm = std::make_shared<Options<api::KernelGemmRequest>>();
+  api::KernelGemmRequest& gr = gemm->request;
   CLI::App* g = cmd->add_subcommand(
       "gemm", "one GEMM C[m x n] = A[m x k] * B[k x n] (B: a Linear layer's weight)");
-  g->add_option("--m", gemm->m, "rows of A and C (tokens)")->required();
-  g->add_option("--n", gemm->n, "columns of B and C (output features)")->required();
-  g->add_option("--k", gemm->k, "the reduction (input features)")->required();
-  g->add_option("--batch", gemm->batch, "independent products of this shape (batched GEMM)")
+  g->add_option("--m", gr.m, "rows of A and C (tokens)")->required();
+  g->add_option("--n", gr.n, "columns of B and C (output features)")->required();
+  g->add_option("--k", gr.k, "the reduction (input features)")->required();
+  g->add_option("--batch", gr.batch, "independent products of this shape (batched GEMM)")
       ->capture_default_str();
-  g->add_option("--precision", gemm->precision,
+  g->add_option("--precision", gr.format,
                 "bf16 (fp16), fp8, fp8_block, nvfp4, int8, int8_wo, int4_wo, tf32, fp32")
       ->capture_default_str();
-  g->add_option("--device", gemm->device, "GPU (catalog id or alias; nnergy devices)")->required();
-  g->add_option("--engine", gemm->engine,
-                "whose kernels: tensorrt-llm (default), vllm, sglang, pytorch");
-  g->add_option("--clock", gemm->clock_mhz, "SM clock, MHz (default: boost)");
-  g->add_option("--devices-file", gemm->devices_file, "extra device catalog (JSON)");
-  g->add_flag("--json", gemm->json, "write JSON instead of text");
-  g->callback([gemm, selected, command_line] {
-    *selected = [gemm, command_line] { return CommandResult{run_gemm(*gemm, command_line), 0}; };
-  });
+  add_target_options(g, gr, gemm->json);
+  on_run(g, gemm, selected, command_line, api::kernel_gemm);
+
+  auto attention = std::make_shared<Options<api::KernelAttentionRequest>>();
+  api::KernelAttentionRequest& ar = attention->request;
+  CLI::App* a = cmd->add_subcommand(
+      "attention", "one fused attention kernel (FlashAttention-style prefill, paged decode)");
+  a->add_option("--phase", ar.phase, "prefill (a prompt or chunk) or decode (one new token)")
+      ->capture_default_str();
+  a->add_option("--batch", ar.batch, "sequences in the kernel")->capture_default_str();
+  a->add_option("--seq", ar.seq,
+                "prefill: the prompt's tokens; decode: the tokens already in the KV cache")
+      ->required();
+  a->add_option("--queries", ar.queries,
+                "new tokens per sequence (prefill: a chunk of the prompt, default all of it; "
+                "decode: default 1, more for speculative decoding)");
+  a->add_option("--heads", ar.heads, "query heads (on this GPU)")->capture_default_str();
+  a->add_option("--kv-heads", ar.kv_heads, "key/value heads (on this GPU)")->capture_default_str();
+  a->add_option("--head-dim", ar.head_dim, "head dimension")->capture_default_str();
+  a->add_option("--window", ar.window, "sliding window, tokens (0: full causal)")
+      ->capture_default_str();
+  a->add_option("--precision", ar.precision, "the products: bf16 (fp16) or fp8 (prefill)")
+      ->capture_default_str();
+  a->add_option("--kv-precision", ar.kv_precision, "the KV cache: bf16 (fp16) or fp8")
+      ->capture_default_str();
+  add_target_options(a, ar, attention->json);
+  on_run(a, attention, selected, command_line, api::kernel_attention);
 }
 
 }  // namespace nnergy::cli

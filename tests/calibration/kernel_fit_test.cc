@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "nnergy/calibration/attention_fit.h"
 #include "nnergy/core/error.h"
 
 namespace nnergy::calibration {
@@ -166,6 +167,80 @@ TEST(KernelTables, RefusesAMalformedRowNamingTheLine) {
   }
   EXPECT_THROW(read_gemm_table(scratch("nothing.csv", "a,b\n1,2\n"), catalog()), InvalidInput);
   EXPECT_THROW(read_gemm_table("/nonexistent/table.csv.gz", catalog()), InvalidInput);
+}
+
+}  // namespace
+}  // namespace nnergy::calibration
+
+namespace nnergy::calibration {
+namespace {
+
+// Synthetic attention rows (named as such: times the model computes with known parameters) on
+// three GPUs: the fit finds the parameters back and predicts each GPU from the others.
+TEST(AttentionFit, RecoversTheParametersThatMadeSyntheticRows) {
+  kernel::AttentionParameters truth;
+  truth.compute_efficiency = 0.55;
+  truth.exp_efficiency = 0.9;
+  truth.memory_efficiency = 0.85;
+  truth.latency_s = 8e-6;
+  truth.cta_s = 2e-6;
+  truth.overlap_loss = 0.3;
+  truth.saturating_ctas = 2;
+  std::vector<MeasuredAttention> rows;
+  for (const char* id : {"h100-sxm", "h200", "b200"}) {
+    const device::DeviceSpec& d = catalog().find(id);
+    for (double batch : {1.0, 4.0, 32.0, 256.0}) {
+      for (double keys : {128.0, 1024.0, 8192.0}) {
+        for (const bool decode : {false, true}) {
+          MeasuredAttention a;
+          a.device_id = id;
+          a.engine = "tensorrt-llm";
+          a.software = "synthetic";
+          a.shape.phase =
+              decode ? kernel::AttentionPhase::kDecode : kernel::AttentionPhase::kPrefill;
+          a.shape.batch = batch;
+          a.shape.queries = decode ? 1 : keys;
+          a.shape.keys = keys;
+          a.latency_s = kernel::attention_time_s(d, a.shape, a.format, truth, d.clock.boost_mhz);
+          rows.push_back(a);
+        }
+      }
+    }
+  }
+  KernelFit fit;
+  fit_attention(rows, catalog(), fit);
+  const kernel::AttentionParameters& decode =
+      fit.parameters.attention.at("tensorrt-llm").at("attention decode bf16/bf16");
+  EXPECT_NEAR(decode.memory_efficiency, truth.memory_efficiency, 0.03);
+  EXPECT_EQ(fit.attention_rows, static_cast<int>(rows.size()));
+  ASSERT_EQ(fit.out_of_sample.size(), 6u);  // 3 GPUs × 2 phases
+  for (const KernelScore& s : fit.out_of_sample) EXPECT_LT(s.mape, 0.03) << s.device_id << s.format;
+  EXPECT_GT(fit.parameters.time_log_sigma.count("attention prefill bf16/bf16"), 0u);
+  EXPECT_NE(fit.parameters.accuracy.attention.find("Attention time"), std::string::npos);
+}
+
+TEST(KernelTables, ReadsPrefillAndDecodeAttentionRowsWithoutAFlag) {
+  const fs::path table = scratch(
+      "attention_rows.csv",
+      "gpu,precision,kv_dtype,op,batch,seq,kv_len,heads,kv_heads,head_dim,window,latency_us,"
+      "tflops,kv_gbps,power_w,power_limit_w,energy_j,software,kernel_source,source_path,qa\n"
+      "h200_sxm,bf16,fp8,generation_attention,64,1,4095,32,8,128,0,100,,4271,,700,,"
+      "trtllm-1.3.0rc20,,,\n"
+      "h200_sxm,fp8,fp8,context_attention,2,4096,4096,32,8,128,0,1000,500,,,700,,"
+      "vllm-0.22.0,,,\n"
+      "b200_sxm,bf16,bf16,generation_attention,64,1,4095,32,32,128,0,10,,9999,500,1000,,"
+      "trtllm-1.3.0rc15,,,kv_read_above_peak\n"
+      "mi300x,bf16,bf16,context_attention,2,4096,4096,32,8,128,0,1000,500,,,700,,"
+      "vllm-0.22.0,,,\n");
+  const std::vector<MeasuredAttention> rows = read_attention_table(table, catalog());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].shape.phase, kernel::AttentionPhase::kDecode);
+  EXPECT_DOUBLE_EQ(rows[0].shape.keys, 4096);  // the cache and the new token
+  EXPECT_TRUE(rows[0].format.fp8_cache);
+  EXPECT_FALSE(rows[0].format.fp8_math);
+  EXPECT_EQ(rows[1].engine, "vllm");
+  EXPECT_DOUBLE_EQ(rows[1].shape.queries, 4096);
+  EXPECT_TRUE(rows[1].format.fp8_math);
 }
 
 }  // namespace

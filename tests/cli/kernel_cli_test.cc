@@ -1,5 +1,6 @@
-// End-to-end tests of `nnergy kernel gemm`: the JSON keys tools read, a long GEMM on a B200
-// at its power limit, and the refusals (exit 2, one line on stderr, nothing on stdout).
+// End-to-end tests of `nnergy kernel gemm|attention`: the JSON keys tools read, a long GEMM on
+// a B200 at its power limit, measured attention kernels, and the refusals (exit 2, one line on
+// stderr, nothing on stdout).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -35,6 +36,30 @@ TEST(KernelCli, AGemmHasTimePowerAndEnergyWithTheirUncertainty) {
   EXPECT_EQ(j["tiles"]["tile_m"].get<int>() * j["tiles"]["tile_n"].get<int>(), 256 * 128);
 }
 
+TEST(KernelCli, AttentionAnswersPrefillAndDecodeNearTheirMeasuredTimes) {
+  // Measured (AIConfigurator's TensorRT-LLM tables): H100 prefill of 2 × 16384 tokens, 64/8
+  // heads, 16.2 ms; H200 decode of 64 sequences over 4096 keys, 32/8 heads, 263 us.
+  const json prefill = run_json({"kernel", "attention", "--batch", "2", "--seq", "16384", "--heads",
+                                 "64", "--kv-heads", "8", "--device", "h100", "--json"});
+  ASSERT_FALSE(prefill.is_null());
+  EXPECT_EQ(prefill["kernel"], "attention");
+  EXPECT_EQ(prefill["format"], "bf16/bf16");
+  EXPECT_NEAR(prefill["totals"]["time_s"].get<double>(), 16.2e-3, 16.2e-3 * 0.3);
+  EXPECT_EQ(prefill["shape"]["queries"].get<double>(), 16384);
+  const json decode =
+      run_json({"kernel", "attention", "--phase", "decode", "--batch", "64", "--seq", "4095",
+                "--heads", "32", "--kv-heads", "8", "--device", "h200", "--json"});
+  ASSERT_FALSE(decode.is_null());
+  EXPECT_NEAR(decode["totals"]["time_s"].get<double>(), 263e-6, 263e-6 * 0.35);
+  EXPECT_GT(decode["totals"]["time_std_s"].get<double>(), 0);
+  EXPECT_THAT(decode["bound"].get<std::string>(), testing::AnyOf("memory", "power cap"));
+  // An fp8 cache reads half the bytes: faster.
+  const json fp8 = run_json({"kernel", "attention", "--phase", "decode", "--batch", "64", "--seq",
+                             "4095", "--heads", "32", "--kv-heads", "8", "--kv-precision", "fp8",
+                             "--device", "h200", "--json"});
+  EXPECT_LT(fp8["totals"]["time_s"].get<double>(), decode["totals"]["time_s"].get<double>());
+}
+
 TEST(KernelCli, RefusesWhatItCannotAnswerInOneLine) {
   const std::vector<std::vector<std::string>> cases = {
       {"kernel", "gemm", "--m", "0", "--n", "4096", "--k", "4096", "--device", "h100"},
@@ -49,10 +74,27 @@ TEST(KernelCli, RefusesWhatItCannotAnswerInOneLine) {
       {"kernel", "gemm", "--m", "8", "--n", "4096", "--k", "4096", "--device", "h100", "--clock",
        "5000"},
       {"kernel", "conv"},
+      {"kernel", "attention", "--seq", "100", "--heads", "32", "--kv-heads", "6", "--device",
+       "h100"},
+      {"kernel", "attention", "--seq", "100", "--queries", "200", "--device", "h100"},
+      {"kernel", "attention", "--phase", "decode", "--seq", "100", "--precision", "fp8", "--device",
+       "h100"},
+      {"kernel", "attention", "--phase", "verify", "--seq", "100", "--device", "h100"},
+      {"kernel", "attention", "--seq", "100", "--kv-precision", "int4", "--device", "h100"},
   };
-  const std::vector<std::string> expected = {
-      "--m 0", "--m 1000000000000", "it runs: fp32", "--precision fp9", "--engine tgi",
-      "h1000", "--clock",           "conv"};
+  const std::vector<std::string> expected = {"--m 0",
+                                             "--m 1000000000000",
+                                             "it runs: fp32",
+                                             "--precision fp9",
+                                             "--engine tgi",
+                                             "h1000",
+                                             "--clock",
+                                             "conv",
+                                             "--kv-heads 6",
+                                             "--queries 200",
+                                             "decodes in 16 bits",
+                                             "--phase verify",
+                                             "--kv-precision int4"};
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const RunResult r = run_nnergy(cases[i]);
     EXPECT_EQ(r.exit_code, 2) << r;

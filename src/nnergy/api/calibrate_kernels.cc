@@ -1,5 +1,6 @@
 #include "nnergy/api/calibrate_kernels.h"
 
+#include "nnergy/calibration/attention_fit.h"
 #include "nnergy/calibration/kernel_tables.h"
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/data_directory.h"
@@ -32,6 +33,10 @@ report::KernelCalibrationReport calibrate_kernels(const CalibrateKernelsRequest&
           ? calibration::read_decode_attention_power(attention, devices)
           : std::vector<calibration::MeasuredStream>{};
   report.fit = calibration::fit_kernels(rows, streams, devices, r.progress);
+  // Fused attention, prefill and decode, from the same table.
+  if (std::filesystem::exists(attention))
+    calibration::fit_attention(calibration::read_attention_table(attention, devices), devices,
+                               report.fit);
   if (!r.dry_run) {
     write_file_atomically(output, report.fit.parameters.to_json_text(),
                           setting_name(r.names, "output"));
@@ -40,6 +45,9 @@ report::KernelCalibrationReport calibrate_kernels(const CalibrateKernelsRequest&
   report.context = RunContext::now(r.command_line);
   report.context.add("table", table.string()).add("rows", report.fit.rows);
   if (!streams.empty()) report.context.add("power table", attention.string());
+  if (report.fit.attention_rows > 0)
+    report.context.add("attention table", attention.string())
+        .add("attention rows", report.fit.attention_rows);
   return report;
 }
 

@@ -8,6 +8,7 @@
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
+#include "nnergy/kernel/attention_model.h"
 #include "nnergy/kernel/kernel_parameters.h"
 
 namespace nnergy::api {
@@ -17,11 +18,65 @@ namespace {
 // Larger dimensions than any GPU's memory holds as a 16-bit matrix of one row.
 constexpr double kMaxDimension = 1e9;
 
-void check_dimension(const KernelGemmRequest& r, const char* setting, double value) {
-  if (!(value >= 1 && value <= kMaxDimension && value == std::floor(value))) {
-    throw InvalidInput(fmt::format("{} {}: expected a whole number from 1 to {:.0f}",
-                                   setting_name(r.names, setting), value, kMaxDimension));
+void check_dimension(const KernelRequest& r, const char* setting, double value, double lowest = 1) {
+  if (!(value >= lowest && value <= kMaxDimension && value == std::floor(value))) {
+    throw InvalidInput(fmt::format("{} {}: expected a whole number from {:.0f} to {:.0f}",
+                                   setting_name(r.names, setting), value, lowest, kMaxDimension));
   }
+}
+
+// What every kernel class resolves the same way: the engine, the device, its clock and the
+// fitted parameters.
+struct Resolved {
+  std::string engine;
+  device::DeviceSpec device;
+  kernel::KernelParameters parameters;
+};
+
+Resolved resolve(const KernelRequest& r) {
+  Resolved out;
+  out.engine = r.engine.empty() ? kernel::KernelParameters::kDefaultEngine : r.engine;
+  if (std::find(std::begin(kKernelEngines), std::end(kKernelEngines), out.engine) ==
+      std::end(kKernelEngines)) {
+    throw InvalidInput(fmt::format(
+        "{} {}: not an engine whose kernels nnergy models; expected tensorrt-llm, vllm, sglang "
+        "or pytorch",
+        setting_name(r.names, "engine"), out.engine));
+  }
+  const std::filesystem::path data_dir = data_directory();
+  const device::DeviceCatalog catalog =
+      device::DeviceCatalog::load_with_user(data_dir, r.devices_file);
+  out.device = catalog.find(r.device, setting_name(r.names, "device"));
+  if (r.clock_mhz) out.device.check_clock(*r.clock_mhz, setting_name(r.names, "clock"));
+  out.parameters = kernel::KernelParameters::load(data_dir);
+  return out;
+}
+
+// The report's device, engine, accuracy and context.
+void describe(const KernelRequest& r, const Resolved& in, const std::string& format,
+              const std::string& accuracy, report::KernelReport& out) {
+  out.device_id = in.device.id;
+  out.device_name = in.device.name;
+  out.engine = in.engine;
+  out.format = format;
+  out.boost_mhz = in.device.clock.boost_mhz;
+  out.power_limit_w = in.device.tdp_w;
+  out.sm_count = in.device.sm_count;
+  if (!accuracy.empty()) out.notes.push_back(accuracy);
+  if (!in.parameters.accuracy.power.empty()) out.notes.push_back(in.parameters.accuracy.power);
+  out.context = RunContext::now(r.command_line);
+  out.context.add("device", in.device.id).add("engine", in.engine).add("format", format);
+}
+
+std::string provenance(const kernel::KernelParameters& p) {
+  return p.provenance.empty() ? "not calibrated on measured kernels" : p.provenance;
+}
+
+bool parse_fp8(const KernelRequest& r, const char* setting, const std::string& value) {
+  if (value == "fp8") return true;
+  if (value == "bf16" || value == "fp16") return false;
+  throw InvalidInput(
+      fmt::format("{} {}: expected bf16 (fp16) or fp8", setting_name(r.names, setting), value));
 }
 
 }  // namespace
@@ -37,20 +92,10 @@ report::KernelReport kernel_gemm(const KernelGemmRequest& r) {
                                    setting_name(r.names, "precision"), r.format,
                                    kernel::known_gemm_formats()));
   }
-  const std::string engine = r.engine.empty() ? kernel::KernelParameters::kDefaultEngine : r.engine;
-  if (std::find(std::begin(kKernelEngines), std::end(kKernelEngines), engine) ==
-      std::end(kKernelEngines)) {
-    throw InvalidInput(fmt::format(
-        "{} {}: not an engine whose kernels nnergy models; expected tensorrt-llm, vllm, sglang "
-        "or pytorch",
-        setting_name(r.names, "engine"), engine));
-  }
-  const std::filesystem::path data_dir = data_directory();
-  const device::DeviceCatalog catalog =
-      device::DeviceCatalog::load_with_user(data_dir, r.devices_file);
-  const device::DeviceSpec& device = catalog.find(r.device, setting_name(r.names, "device"));
-  if (r.clock_mhz) device.check_clock(*r.clock_mhz, setting_name(r.names, "clock"));
-  const kernel::KernelParameters parameters = kernel::KernelParameters::load(data_dir);
+  const Resolved in = resolve(r);
+  const device::DeviceSpec& device = in.device;
+  const kernel::KernelParameters& parameters = in.parameters;
+  const std::string& engine = in.engine;
   const kernel::GemmShape shape{r.m, r.n, r.k, r.batch};
   report::KernelReport out;
   try {
@@ -64,23 +109,13 @@ report::KernelReport kernel_gemm(const KernelGemmRequest& r) {
   out.description =
       fmt::format("{}{:.0f} x {:.0f} x {:.0f} (m x n x k) {} GEMM",
                   r.batch > 1 ? fmt::format("{:.0f} x ", r.batch) : "", r.m, r.n, r.k, f.name);
-  out.device_id = device.id;
-  out.device_name = device.name;
-  out.engine = engine;
-  out.format = std::string(f.name);
-  out.shape = shape;
-  out.peak_flop_per_s = *device.peak(f.math);
-  out.boost_mhz = device.clock.boost_mhz;
-  out.power_limit_w = device.tdp_w;
-  out.sm_count = device.sm_count;
+  out.shape = {{"m", r.m}, {"n", r.n}, {"k", r.k}, {"batch", r.batch}};
+  out.peak_flop_per_s = *device.peak(kernel::units(device, *format));
   out.notes.push_back(fmt::format(
       "predicted by nnergy's kernel model (tiles and waves over the SMs, roofline of the {} peak "
       "and the DRAM bandwidth) with {}; {}",
-      device::to_string(f.math), out.estimate.parameters,
-      parameters.provenance.empty() ? "not calibrated on measured kernels"
-                                    : parameters.provenance));
-  if (!parameters.accuracy.time.empty()) out.notes.push_back(parameters.accuracy.time);
-  if (!parameters.accuracy.power.empty()) out.notes.push_back(parameters.accuracy.power);
+      device::to_string(f.math), out.estimate.parameters, provenance(parameters)));
+  describe(r, in, std::string(f.name), parameters.accuracy.time, out);
   out.notes.push_back(fmt::format(
       "{}: {}; weights {} B, inputs {} B, outputs {} B per element{}", f.name, f.description,
       f.weight_bytes, f.input_bytes, f.output_bytes,
@@ -89,8 +124,85 @@ report::KernelReport kernel_gemm(const KernelGemmRequest& r) {
       "the time is the kernel's in a steady loop with its weights in DRAM (not L2), as engines "
       "replay it in a CUDA graph; the power is the whole board's while it runs steadily, idle "
       "included");
-  out.context = RunContext::now(r.command_line);
-  out.context.add("device", device.id).add("engine", engine).add("format", out.format);
+  return out;
+}
+
+report::KernelReport kernel_attention(const KernelAttentionRequest& r) {
+  kernel::AttentionShape shape;
+  if (r.phase == "prefill") {
+    shape.phase = kernel::AttentionPhase::kPrefill;
+  } else if (r.phase == "decode") {
+    shape.phase = kernel::AttentionPhase::kDecode;
+  } else {
+    throw InvalidInput(
+        fmt::format("{} {}: expected prefill or decode", setting_name(r.names, "phase"), r.phase));
+  }
+  const bool decode = shape.phase == kernel::AttentionPhase::kDecode;
+  check_dimension(r, "batch", r.batch);
+  check_dimension(r, "seq", r.seq, decode ? 0 : 1);
+  check_dimension(r, "heads", r.heads);
+  check_dimension(r, "kv-heads", r.kv_heads);
+  check_dimension(r, "head-dim", r.head_dim);
+  check_dimension(r, "window", r.window, 0);
+  const double queries = r.queries.value_or(decode ? 1 : r.seq);
+  check_dimension(r, "queries", queries);
+  if (!decode && queries > r.seq) {
+    throw InvalidInput(fmt::format(
+        "{} {}: a prefill chunk cannot be longer than the prompt ({} {:.0f}); give the new "
+        "tokens of this chunk, at most the prompt",
+        setting_name(r.names, "queries"), queries, setting_name(r.names, "seq"), r.seq));
+  }
+  if (std::fmod(r.heads, r.kv_heads) != 0) {
+    throw InvalidInput(fmt::format("{} {:.0f}: must divide the {} {:.0f} (grouped-query heads)",
+                                   setting_name(r.names, "kv-heads"), r.kv_heads,
+                                   setting_name(r.names, "heads"), r.heads));
+  }
+  shape.batch = r.batch;
+  shape.queries = queries;
+  // Prefill: the prompt's tokens are the keys; decode: the context so far and the new ones.
+  shape.keys = decode ? r.seq + queries : r.seq;
+  shape.heads = r.heads;
+  shape.kv_heads = r.kv_heads;
+  shape.head_dim = r.head_dim;
+  shape.window = r.window;
+  kernel::AttentionFormat format;
+  format.fp8_math = parse_fp8(r, "precision", r.precision);
+  format.fp8_cache = parse_fp8(r, "kv-precision", r.kv_precision);
+  const Resolved in = resolve(r);
+  report::KernelReport out;
+  try {
+    out.estimate = kernel::predict_attention(in.device, shape, format, in.parameters, in.engine,
+                                             r.clock_mhz.value_or(0));
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(setting_name(r.names, "precision") + " " + r.precision + ": " + e.what());
+  }
+  out.kernel = "attention";
+  out.description = fmt::format(
+      "{} attention, {:.0f} sequence(s) x {:.0f} new token(s) over {:.0f} keys{}, {:.0f}/{:.0f} "
+      "heads of {:.0f}, {} products, {} KV cache",
+      kernel::to_string(shape.phase), shape.batch, shape.queries, shape.keys,
+      shape.window > 0 ? fmt::format(" (window {:.0f})", shape.window) : "", shape.heads,
+      shape.kv_heads, shape.head_dim, format.fp8_math ? "fp8" : "16-bit",
+      format.fp8_cache ? "fp8" : "16-bit");
+  out.shape = {{"batch", shape.batch},  {"queries", shape.queries},   {"keys", shape.keys},
+               {"heads", shape.heads},  {"kv_heads", shape.kv_heads}, {"head_dim", shape.head_dim},
+               {"window", shape.window}};
+  out.tile_meaning =
+      decode ? "query rows per KV head x keys per split" : "query rows x keys per block";
+  out.peak_flop_per_s =
+      *in.device.peak(format.fp8_math ? device::Precision::kFp8
+                                      : kernel::units(in.device, kernel::GemmFormat::k16Bit));
+  out.notes.push_back(fmt::format(
+      "predicted by nnergy's kernel model ({}) with {}; {}",
+      decode ? "KV-cache streaming over the DRAM bandwidth as far as the sequences x KV heads "
+               "keep the SMs busy, the products and exponentials beside it"
+             : "causal query tiles against their key blocks in waves over the SMs: the products "
+               "on the tensor units, the softmax's exponentials on the SMs",
+      out.estimate.parameters, provenance(in.parameters)));
+  out.notes.push_back(
+      "the time is one kernel in a steady loop inside a CUDA graph (queries, keys and values in "
+      "DRAM); the power is the whole board's while it runs steadily, idle included");
+  describe(r, in, format.name(), in.parameters.accuracy.attention, out);
   return out;
 }
 

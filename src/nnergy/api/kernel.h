@@ -8,19 +8,38 @@
 
 namespace nnergy::api {
 
-/// What `nnergy kernel gemm` needs: one GEMM C[batch][m×n] = A[m×k]·B[k×n] on a device.
-struct KernelGemmRequest {
+/// What every `nnergy kernel` class takes: where the kernel runs and whose kernels.
+struct KernelRequest {
   std::string device;
+  std::string engine;  ///< whose kernels; empty: the default (tensorrt-llm)
+  std::optional<double> clock_mhz;
+  std::string devices_file;  ///< extra catalog; empty: none
+  std::string command_line;
+  SettingNames names = SettingNames::kKeyword;
+};
+
+/// What `nnergy kernel gemm` needs: one GEMM C[batch][m×n] = A[m×k]·B[k×n] on a device.
+struct KernelGemmRequest : KernelRequest {
   double m = 0;
   double n = 0;
   double k = 0;
   double batch = 1;
   std::string format = "bf16";  ///< a kernel::GemmFormat name
-  std::string engine;           ///< whose kernels; empty: the default (tensorrt-llm)
-  std::optional<double> clock_mhz;
-  std::string devices_file;  ///< extra catalog; empty: none
-  std::string command_line;
-  SettingNames names = SettingNames::kKeyword;
+};
+
+/// What `nnergy kernel attention` needs: one fused attention kernel of `batch` sequences, each
+/// with `queries` new tokens (the prompt chunk; 1 in decode) after `kv_len` cached ones.
+struct KernelAttentionRequest : KernelRequest {
+  std::string phase = "prefill";  ///< "prefill" or "decode"
+  double batch = 1;
+  std::optional<double> queries;  ///< unset: the whole --seq (prefill), 1 (decode)
+  double seq = 0;                 ///< prefill: the prompt; decode: the context so far
+  double heads = 32;
+  double kv_heads = 8;
+  double head_dim = 128;
+  double window = 0;                  ///< sliding window, tokens; 0: full
+  std::string precision = "bf16";     ///< the products: bf16 (fp16) or fp8
+  std::string kv_precision = "bf16";  ///< the KV cache: bf16 (fp16) or fp8
 };
 
 /// The engines whose kernels `--engine` may name.
@@ -31,5 +50,11 @@ inline constexpr const char* kKernelEngines[] = {"tensorrt-llm", "vllm", "sglang
 /// for an unknown device, format or engine, a non-positive or absurd dimension, a format the
 /// device cannot run and a clock it does not support.
 report::KernelReport kernel_gemm(const KernelGemmRequest& request);
+
+/// The same for a fused attention kernel (kernel/attention_model.h). Throws InvalidInput
+/// naming the setting for an unknown phase or precision, a non-positive or absurd dimension,
+/// query heads that are not a multiple of the KV heads, and fp8 products in decode or on a GPU
+/// without fp8 units.
+report::KernelReport kernel_attention(const KernelAttentionRequest& request);
 
 }  // namespace nnergy::api

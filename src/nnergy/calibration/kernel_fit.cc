@@ -16,7 +16,6 @@ namespace nnergy::calibration {
 
 namespace {
 
-using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using kernel::GemmParameters;
 using kernel::KernelParameters;
@@ -27,8 +26,6 @@ using kernel::KernelParameters;
 constexpr double kPriorSigma = 10.0;
 // Groups with fewer rows are not fitted (their format takes a neighbour's parameters).
 constexpr std::size_t kMinRows = 20;
-// Finite-difference step of the Jacobian, in the parameters' scale.
-constexpr double kStep = 1e-4;
 
 constexpr int kGemmParameters = 7;
 
@@ -52,54 +49,13 @@ VectorXd encode(const GemmParameters& p) {
   return x;
 }
 
-// A least-squares problem for Eigen's Levenberg–Marquardt: residuals(x) and a forward-
-// difference Jacobian.
-struct Problem {
-  int parameters = 0;
-  int residuals = 0;
-  std::function<void(const VectorXd&, VectorXd&)> evaluate;
-};
-
-struct Functor : Eigen::DenseFunctor<double> {
-  explicit Functor(const Problem& p)
-      : Eigen::DenseFunctor<double>(p.parameters, p.residuals), problem(p) {}
-  int operator()(const VectorXd& x, VectorXd& f) const {
-    problem.evaluate(x, f);
-    return 0;
-  }
-  int df(const VectorXd& x, MatrixXd& jacobian) const {
-    VectorXd base(problem.residuals);
-    problem.evaluate(x, base);
-    jacobian.resize(problem.residuals, problem.parameters);
-    for (int j = 0; j < problem.parameters; ++j) {
-      VectorXd moved = x;
-      moved[j] += kStep;
-      VectorXd f(problem.residuals);
-      problem.evaluate(moved, f);
-      jacobian.col(j) = (f - base) / kStep;
-    }
-    return 0;
-  }
-  const Problem& problem;
-};
-
-VectorXd minimize(const Problem& problem, VectorXd x) {
-  Functor functor(problem);
-  Eigen::LevenbergMarquardt<Functor> lm(functor);
-  lm.setMaxfev(400);
-  lm.setXtol(1e-6);
-  lm.setFtol(1e-7);
-  lm.minimize(x);
-  return x;
-}
-
 GemmParameters fit_gemm(const std::vector<const MeasuredGemm*>& rows,
                         const device::DeviceCatalog& catalog) {
   std::vector<const device::DeviceSpec*> devices;
   devices.reserve(rows.size());
   for (const MeasuredGemm* r : rows) devices.push_back(&catalog.find(r->device_id));
   const VectorXd prior = encode(GemmParameters{});
-  Problem problem;
+  ResidualProblem problem;
   problem.parameters = kGemmParameters;
   problem.residuals = static_cast<int>(rows.size()) + kGemmParameters;
   problem.evaluate = [&](const VectorXd& x, VectorXd& f) {
@@ -112,7 +68,7 @@ GemmParameters fit_gemm(const std::vector<const MeasuredGemm*>& rows,
     for (int j = 0; j < kGemmParameters; ++j)
       f[static_cast<Eigen::Index>(rows.size()) + j] = (x[j] - prior[j]) / kPriorSigma;
   };
-  GemmParameters fitted = decode(minimize(problem, prior));
+  GemmParameters fitted = decode(minimize_residuals(problem, prior));
   fitted.measurements = static_cast<int>(rows.size());
   std::set<std::string> gpus;
   for (const MeasuredGemm* r : rows) gpus.insert(r->device_id);
@@ -146,7 +102,7 @@ void fit_power(const std::vector<const MeasuredGemm*>& rows,
     out.power.memory = std::exp(x[2]);
     for (int j = 3; j < n; ++j) out.power.format_weight[weighted[j - 3]] = std::exp(x[j]);
   };
-  Problem problem;
+  ResidualProblem problem;
   problem.parameters = n;
   const int measured = static_cast<int>(rows.size() + streams.size());
   problem.residuals = measured + n;
@@ -166,7 +122,7 @@ void fit_power(const std::vector<const MeasuredGemm*>& rows,
     for (int j = 0; j < n; ++j)
       f[static_cast<Eigen::Index>(measured) + j] = (x[j] - prior[j]) / kPriorSigma;
   };
-  apply(minimize(problem, prior), k);
+  apply(minimize_residuals(problem, prior), k);
   std::set<std::string> gpus;
   for (const MeasuredGemm* r : rows) gpus.insert(r->device_id);
   for (const MeasuredStream* s : streams) gpus.insert(s->device_id);
@@ -211,26 +167,6 @@ struct Ratios {
   std::vector<double> power;
 };
 
-KernelScore score_of(const std::string& device, const std::string& engine,
-                     const std::string& format, const std::string& quantity,
-                     const std::vector<double>& ratios) {
-  KernelScore s{device, engine, format, quantity, static_cast<int>(ratios.size())};
-  if (ratios.empty()) return s;
-  double sum = 0;
-  double sum_log = 0;
-  for (double r : ratios) {
-    sum += std::abs(r - 1);
-    sum_log += std::log(r);
-  }
-  s.mape = sum / ratios.size();
-  s.median_ratio = statistics::median(ratios);
-  const double mean_log = sum_log / ratios.size();
-  double var = 0;
-  for (double r : ratios) var += (std::log(r) - mean_log) * (std::log(r) - mean_log);
-  s.log_sigma = std::sqrt(var / ratios.size());
-  return s;
-}
-
 void add_ratios(const std::vector<const MeasuredGemm*>& rows, const device::DeviceCatalog& catalog,
                 const KernelParameters& parameters,
                 std::map<std::tuple<std::string, std::string, std::string>, Ratios>& out) {
@@ -271,43 +207,6 @@ std::vector<KernelScore> scores_of(
     if (!r.power.empty()) out.push_back(score_of(device, engine, format, "power", r.power));
   }
   return out;
-}
-
-// ln-ratio RMS of `quantity` over the scores (weighted by their counts), per format or all.
-double pooled_log_rms(const std::vector<KernelScore>& scores, const std::string& quantity,
-                      const std::string& format) {
-  double sum = 0;
-  int count = 0;
-  for (const KernelScore& s : scores) {
-    if (s.quantity != quantity || (!format.empty() && s.format != format)) continue;
-    const double bias = std::log(s.median_ratio);
-    sum += s.count * (s.log_sigma * s.log_sigma + bias * bias);
-    count += s.count;
-  }
-  return count > 0 ? std::sqrt(sum / count) : 0;
-}
-
-std::string accuracy_line(const std::vector<KernelScore>& scores, const std::string& quantity,
-                          const std::string& what) {
-  std::map<std::string, std::pair<double, int>> by_format;
-  double sum = 0;
-  int count = 0;
-  std::set<std::string> gpus;
-  for (const KernelScore& s : scores) {
-    if (s.quantity != quantity) continue;
-    by_format[s.format].first += s.mape * s.count;
-    by_format[s.format].second += s.count;
-    sum += s.mape * s.count;
-    count += s.count;
-    gpus.insert(s.device_id);
-  }
-  if (count == 0) return "";
-  std::string formats;
-  for (const auto& [f, v] : by_format)
-    formats +=
-        fmt::format("{}{} {:.1f} %", formats.empty() ? "" : ", ", f, 100 * v.first / v.second);
-  return fmt::format("{} leave-one-GPU-out MAPE {:.1f} % over {} kernels of {} GPUs ({})", what,
-                     100 * sum / count, count, gpus.size(), formats);
 }
 
 }  // namespace

@@ -7,24 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "nnergy/calibration/kernel_scores.h"
 #include "nnergy/calibration/kernel_tables.h"
 #include "nnergy/core/progress.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/kernel/kernel_parameters.h"
 
 namespace nnergy::calibration {
-
-/// Accuracy of one group of predictions (one GPU, format and engine).
-struct KernelScore {
-  std::string device_id;
-  std::string engine;
-  std::string format;
-  std::string quantity;  ///< "time" or "power"
-  int count = 0;
-  double mape = 0;          ///< mean |predicted/measured − 1|
-  double median_ratio = 0;  ///< median predicted/measured
-  double log_sigma = 0;     ///< standard deviation of ln(predicted/measured)
-};
 
 /// The fitted parameters and how they did.
 struct KernelFit {
@@ -33,6 +22,7 @@ struct KernelFit {
   std::vector<KernelScore> in_sample;      ///< the final fit on its own rows (for contrast)
   int rows = 0;
   int power_rows = 0;
+  int attention_rows = 0;
 };
 
 /// Rows with power that the power fit uses: sustained kernels of at least this long (NVML

@@ -156,6 +156,47 @@ std::vector<MeasuredGemm> read_gemm_table(const std::filesystem::path& path,
   return rows;
 }
 
+std::vector<MeasuredAttention> read_attention_table(const std::filesystem::path& path,
+                                                    const device::DeviceCatalog& catalog) {
+  Table table(path,
+              {"gpu", "precision", "kv_dtype", "op", "batch", "seq", "kv_len", "heads", "kv_heads",
+               "head_dim", "window", "latency_us", "software", "qa"},
+              "aic_attention.csv.gz (gpu,precision,kv_dtype,op,batch,seq,kv_len,...)");
+  std::vector<MeasuredAttention> rows;
+  for (std::size_t line = 1; line < table.lines(); ++line) {
+    if (!table.read(line)) continue;
+    const std::string& op = table.cell("op");
+    if ((op != "context_attention" && op != "generation_attention") || !table.cell("qa").empty())
+      continue;
+    const auto id = catalog_id_of_table_gpu(table.cell("gpu"));
+    const auto engine = engine_of(table.cell("software"));
+    if (!id || !engine || !in_catalog(catalog, *id)) continue;
+    MeasuredAttention a;
+    a.device_id = *id;
+    a.engine = *engine;
+    a.software = table.cell("software");
+    const bool decode = op == "generation_attention";
+    kernel::AttentionShape& s = a.shape;
+    s.phase = decode ? kernel::AttentionPhase::kDecode : kernel::AttentionPhase::kPrefill;
+    s.batch = table.number_of("batch");
+    s.queries = decode ? 1 : table.number_of("seq");
+    s.keys = decode ? table.number_of("kv_len") + 1 : table.number_of("kv_len");
+    s.heads = table.number_of("heads");
+    s.kv_heads = table.number_of("kv_heads");
+    s.head_dim = table.number_of("head_dim");
+    s.window = table.number_of("window");
+    a.format.fp8_math = table.cell("precision") == "fp8";
+    a.format.fp8_cache = table.cell("kv_dtype") == "fp8";
+    a.latency_s = table.number_of("latency_us") * 1e-6;
+    a.source = table.where();
+    if (!(a.latency_s > 0) || !(s.batch >= 1 && s.keys >= s.queries && s.heads >= s.kv_heads &&
+                                s.kv_heads >= 1 && s.head_dim >= 1))
+      throw InvalidInput(table.where() + ": expected positive dimensions and latency");
+    rows.push_back(std::move(a));
+  }
+  return rows;
+}
+
 std::vector<MeasuredStream> read_decode_attention_power(const std::filesystem::path& path,
                                                         const device::DeviceCatalog& catalog) {
   Table table(path,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "nnergy/device/device_catalog.h"
+#include "nnergy/kernel/attention_model.h"
 #include "nnergy/kernel/gemm_format.h"
 #include "nnergy/kernel/gemm_model.h"
 
@@ -25,6 +26,17 @@ struct MeasuredGemm {
   double latency_s = 0;
   std::optional<double> power_w;  ///< sustained board power, where measured
   std::string source;             ///< file and line
+};
+
+/// One measured fused-attention kernel (prefill or decode).
+struct MeasuredAttention {
+  std::string device_id;
+  std::string engine;
+  std::string software;
+  kernel::AttentionShape shape;
+  kernel::AttentionFormat format;
+  double latency_s = 0;
+  std::string source;  ///< file and line
 };
 
 /// One measured memory-bound kernel with its sustained board power: a decode (generation)
@@ -56,6 +68,12 @@ std::vector<MeasuredGemm> read_gemm_table(const std::filesystem::path& path,
 /// read_gemm_table does.
 std::vector<MeasuredStream> read_decode_attention_power(const std::filesystem::path& path,
                                                         const device::DeviceCatalog& catalog);
+
+/// Reads the prefill (context) and decode (generation) attention rows of `path` (the header of
+/// aic_attention.csv.gz) without a quality flag, for GPUs and engines nnergy knows. A decode
+/// row's kv_len is the cache before the new token. Throws InvalidInput as read_gemm_table does.
+std::vector<MeasuredAttention> read_attention_table(const std::filesystem::path& path,
+                                                    const device::DeviceCatalog& catalog);
 
 /// The lines of a gzipped (or plain) text file. Throws InvalidInput naming it when it cannot
 /// be read.

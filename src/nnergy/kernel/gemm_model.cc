@@ -151,22 +151,19 @@ KernelEstimate predict_gemm(const device::DeviceSpec& device, const GemmShape& s
   const PowerParameters& pp = parameters.power;
   const double weight = parameters.power_weight(format);
 
-  Times t = times(device, shape, format, p, clock);
-  Activity a = activity_of(device, shape, format, t, weight);
-  double power = unconstrained_power_w(device, pp, a, clock);
+  const PoweredClock powered = run_under_power_limit(
+      device, pp,
+      [&](double at) {
+        return activity_of(device, shape, format, times(device, shape, format, p, at), weight);
+      },
+      clock);
+  const Times t = times(device, shape, format, p, powered.clock_mhz);
   KernelEstimate e;
-  e.clock_mhz = clock;
-  const double ratio = power_limit_clock_ratio(device, pp, a, power);
-  if (ratio < 1) {
-    e.clock_mhz = clock * ratio;
-    t = times(device, shape, format, p, e.clock_mhz);
-    power = device.tdp_w;
-  }
-  power = std::clamp(power, device.idle_w, device.tdp_w);
-  e.compute_power_w = std::min(power - device.idle_w, compute_power_w(device, pp, a, e.clock_mhz));
+  e.clock_mhz = powered.clock_mhz;
+  e.power_w = powered.power_w;
+  e.compute_power_w = powered.compute_power_w;
   e.time_s = t.total_s;
-  e.power_w = power;
-  e.energy_j = power * t.total_s;
+  e.energy_j = e.power_w * t.total_s;
   e.flop_count = 2 * shape.m * shape.n * shape.k * std::max(1.0, shape.batch);
   e.byte_count = dram_bytes(shape, format);
   e.compute_s = t.compute_s;
@@ -178,7 +175,7 @@ KernelEstimate predict_gemm(const device::DeviceSpec& device, const GemmShape& s
   e.tile_utilisation = shape.m * shape.n * std::max(1.0, shape.batch) /
                        (t.tiles * t.tile.m * static_cast<double>(t.tile.n));
   e.wave_utilisation = t.tiles * t.split / (t.waves * sms);
-  if (ratio < 1) {
+  if (powered.capped) {
     e.bound = Bound::kPowerCap;
   } else if (p.latency_s > std::max(t.compute_s, t.memory_s)) {
     e.bound = Bound::kLatency;

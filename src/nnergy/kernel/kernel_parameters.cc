@@ -8,6 +8,7 @@
 #include "nnergy/core/error.h"
 #include "nnergy/core/json_document.h"
 #include "nnergy/core/read_file.h"
+#include "nnergy/kernel/attention_model.h"
 
 namespace nnergy::kernel {
 
@@ -70,7 +71,38 @@ json gemm_json(const GemmParameters& p) {
               {"fitted_on", p.fitted_on}};
 }
 
+AttentionParameters attention_of(const json& o, const std::string& where) {
+  if (!o.is_object()) throw InvalidInput(where + ": expected an object");
+  AttentionParameters p;
+  p.compute_efficiency = number(o, "compute_efficiency", p.compute_efficiency, where, 1e-3, 1);
+  p.exp_efficiency = number(o, "exp_efficiency", p.exp_efficiency, where, 1e-3, 1e3);
+  p.memory_efficiency = number(o, "memory_efficiency", p.memory_efficiency, where, 1e-3, 1);
+  p.latency_s = number(o, "latency_s", p.latency_s, where, 0, 1e-2);
+  p.cta_s = number(o, "cta_s", p.cta_s, where, 0, 1e-2);
+  p.overlap_loss = number(o, "overlap_loss", p.overlap_loss, where, 0, 1);
+  p.saturating_ctas = number(o, "saturating_ctas", p.saturating_ctas, where, 1e-3, 1e3);
+  p.measurements = static_cast<int>(number(o, "measurements", 0, where, 0, 1e9));
+  p.fitted_on = o.value("fitted_on", "");
+  return p;
+}
+
+json attention_json(const AttentionParameters& p) {
+  return json{{"compute_efficiency", p.compute_efficiency},
+              {"exp_efficiency", p.exp_efficiency},
+              {"memory_efficiency", p.memory_efficiency},
+              {"latency_s", p.latency_s},
+              {"cta_s", p.cta_s},
+              {"overlap_loss", p.overlap_loss},
+              {"saturating_ctas", p.saturating_ctas},
+              {"measurements", p.measurements},
+              {"fitted_on", p.fitted_on}};
+}
+
 }  // namespace
+
+std::string attention_parameters_key(AttentionPhase phase, const AttentionFormat& format) {
+  return fmt::format("attention {} {}", to_string(phase), format.name());
+}
 
 KernelParameters KernelParameters::load(const std::filesystem::path& data_dir) {
   const std::filesystem::path path = data_dir / "kernel" / "calibrated.json";
@@ -102,6 +134,17 @@ KernelParameters KernelParameters::parse(const std::string& text, const std::str
       }
     }
   }
+  if (root.contains("attention")) {
+    if (!root["attention"].is_object())
+      throw InvalidInput(source + ": 'attention': expected an object");
+    for (auto e = root["attention"].begin(); e != root["attention"].end(); ++e) {
+      if (!e.value().is_object())
+        throw InvalidInput(source + ": attention." + e.key() + ": expected an object");
+      for (auto f = e.value().begin(); f != e.value().end(); ++f)
+        k.attention[e.key()][f.key()] =
+            attention_of(f.value(), source + ": attention." + e.key() + "." + f.key());
+    }
+  }
   if (root.contains("power")) {
     const json& o = root["power"];
     const std::string where = source + ": power";
@@ -130,6 +173,7 @@ KernelParameters KernelParameters::parse(const std::string& text, const std::str
   if (root.contains("accuracy") && root["accuracy"].is_object()) {
     k.accuracy.time = root["accuracy"].value("time", "");
     k.accuracy.power = root["accuracy"].value("power", "");
+    k.accuracy.attention = root["accuracy"].value("attention", "");
   }
   return k;
 }
@@ -147,6 +191,13 @@ std::string KernelParameters::to_json_text() const {
     g[engine] = e;
   }
   root["gemm"] = g;
+  json a = json::object();
+  for (const auto& [engine, keys] : attention) {
+    json e = json::object();
+    for (const auto& [key, p] : keys) e[key] = attention_json(p);
+    a[engine] = e;
+  }
+  root["attention"] = a;
   json w = json::object();
   for (const auto& [format, weight] : power.format_weight) w[format] = weight;
   root["power"] = json{{"base", power.base},
@@ -160,7 +211,8 @@ std::string KernelParameters::to_json_text() const {
   for (const auto& [format, sigma] : time_log_sigma) s[format] = sigma;
   root["time_log_sigma"] = s;
   root["power_log_sigma"] = power_log_sigma;
-  root["accuracy"] = json{{"time", accuracy.time}, {"power", accuracy.power}};
+  root["accuracy"] =
+      json{{"time", accuracy.time}, {"power", accuracy.power}, {"attention", accuracy.attention}};
   return root.dump(2) + "\n";
 }
 
@@ -185,6 +237,32 @@ GemmParameters KernelParameters::gemm_for(GemmFormat format, const std::string& 
     }
   }
   if (from != nullptr) *from = "the built-in defaults (no kernel calibration)";
+  return {};
+}
+
+AttentionParameters KernelParameters::attention_for(AttentionPhase phase,
+                                                    const AttentionFormat& format,
+                                                    const std::string& engine,
+                                                    std::string* from) const {
+  const std::string key = attention_parameters_key(phase, format);
+  std::vector<std::string> engines = {engine};
+  if (engine != kDefaultEngine) engines.emplace_back(kDefaultEngine);
+  // Nearest formats: the format itself, then 16-bit products over the same cache, then all 16-bit.
+  std::vector<std::string> keys = {key};
+  if (format.fp8_math) keys.push_back(attention_parameters_key(phase, {false, format.fp8_cache}));
+  if (format.fp8_cache) keys.push_back(attention_parameters_key(phase, {false, false}));
+  for (const std::string& k : keys) {
+    for (const std::string& e : engines) {
+      const auto eng = attention.find(e);
+      if (eng == attention.end()) continue;
+      const auto p = eng->second.find(k);
+      if (p == eng->second.end()) continue;
+      if (from != nullptr && (k != key || e != engine))
+        *from = fmt::format("{} {} kernels (no fit of {} {} kernels)", e, k, engine, key);
+      return p->second;
+    }
+  }
+  if (from != nullptr) *from = "the built-in attention defaults (no kernel calibration)";
   return {};
 }
 

@@ -16,6 +16,12 @@
 
 namespace nnergy::kernel {
 
+enum class AttentionPhase;
+struct AttentionFormat;
+
+/// The name attention parameters and their ± go by: "attention prefill bf16/bf16".
+std::string attention_parameters_key(AttentionPhase phase, const AttentionFormat& format);
+
 /// Parameters of the GEMM time model of one format and engine (kernel/gemm_model.h).
 struct GemmParameters {
   /// η_c: fraction of the units' peak a large GEMM's full tiles reach.
@@ -37,6 +43,27 @@ struct GemmParameters {
   std::string fitted_on;  ///< which GPUs and tables
 };
 
+/// Parameters of the fused-attention time model of one phase, format and engine
+/// (kernel/attention_model.h).
+struct AttentionParameters {
+  /// η_c: fraction of the tensor units' peak the products reach.
+  double compute_efficiency = 0.5;
+  /// η_x: fraction of the SMs' exponential rate (16 per clock per SM) the softmax reaches.
+  double exp_efficiency = 0.8;
+  /// η_m: fraction of the DRAM bandwidth reading the KV cache reaches.
+  double memory_efficiency = 0.8;
+  /// t0: fixed time of the kernel, s.
+  double latency_s = 1e-5;
+  /// Fixed SM time of one CTA (a query tile of one head; a sequence's KV head in decode), s.
+  double cta_s = 1e-6;
+  /// β: share of the shorter of the compute and memory times that does not overlap the other.
+  double overlap_loss = 0.5;
+  /// u: CTAs per SM a decode kernel needs in flight to saturate DRAM.
+  double saturating_ctas = 1;
+  int measurements = 0;
+  std::string fitted_on;
+};
+
 /// Board power of a kernel running steadily (kernel/kernel_power.h):
 /// P = P_idle + (P_limit − P_idle)·(base + compute·u_c·w + memory·u_m), w the format's
 /// activity weight; above the limit the clocks drop.
@@ -54,8 +81,9 @@ struct PowerParameters {
 
 /// Out-of-sample accuracy of a fitted model, one line per quantity.
 struct KernelAccuracy {
-  std::string time;   ///< e.g. "GEMM time, leave-one-GPU-out: MAPE 9.8 %, median 1.01"
-  std::string power;  ///< the same for power
+  std::string time;       ///< e.g. "GEMM time, leave-one-GPU-out: MAPE 9.8 %, median 1.01"
+  std::string power;      ///< the same for power
+  std::string attention;  ///< the same for attention time
 };
 
 class KernelParameters {
@@ -68,9 +96,12 @@ class KernelParameters {
 
   /// GEMM parameters by engine ("tensorrt-llm", "vllm", ...) and format name.
   std::map<std::string, std::map<std::string, GemmParameters>> gemm;
+  /// Attention parameters by engine and attention_parameters_key.
+  std::map<std::string, std::map<std::string, AttentionParameters>> attention;
   PowerParameters power;
   std::string provenance;  ///< "fitted on N measured kernels (...)"
-  /// Relative 1σ (log scale) of the leave-one-GPU-out time and power errors, by format name.
+  /// Relative 1σ (log scale) of the leave-one-GPU-out time and power errors, by GEMM format
+  /// name and attention_parameters_key.
   std::map<std::string, double> time_log_sigma;
   double power_log_sigma = 0;
   KernelAccuracy accuracy;
@@ -84,6 +115,11 @@ class KernelParameters {
   /// defaults. `*from`, when given, says which was taken when it is not the format's own.
   GemmParameters gemm_for(GemmFormat format, const std::string& engine,
                           std::string* from = nullptr) const;
+  /// The attention parameters of `phase` and `format` under `engine`: the engine's own, else
+  /// the default engine's, else those of the nearest format (a 16-bit cache's for an fp8 one,
+  /// 16-bit products' for fp8 ones), else the defaults; `*from` as gemm_for.
+  AttentionParameters attention_for(AttentionPhase phase, const AttentionFormat& format,
+                                    const std::string& engine, std::string* from = nullptr) const;
   /// Activity weight of `format` (PowerParameters::format_weight; 1 when not fitted).
   double power_weight(GemmFormat format) const;
 };

@@ -5,6 +5,8 @@
 // the tensor units' and DRAM's activity. Above the limit the GPU lowers its clocks until the
 // power meets it; kernel models stretch their compute time by power_limit_clock_ratio.
 
+#include <algorithm>
+
 #include "nnergy/device/device_spec.h"
 #include "nnergy/kernel/kernel_parameters.h"
 
@@ -38,5 +40,35 @@ double measured_activity_power_w(const device::DeviceSpec& device, const PowerPa
 /// the kernel is under the limit.
 double power_limit_clock_ratio(const device::DeviceSpec& device, const PowerParameters& p,
                                const Activity& activity, double unconstrained_w);
+
+/// The clock a kernel runs at and its board power there.
+struct PoweredClock {
+  double clock_mhz = 0;        ///< the requested clock, lower when the power limit binds
+  double power_w = 0;          ///< board power, between idle and the limit
+  double compute_power_w = 0;  ///< the tensor units' share of power_w
+  bool capped = false;         ///< whether the power limit lowered the clock
+};
+
+/// Runs a kernel whose activity at a clock `activity_at(clock_mhz)` gives at `clock_mhz`, or at
+/// the clock power_limit_clock_ratio allows when its power there exceeds the limit.
+template <typename ActivityAt>
+PoweredClock run_under_power_limit(const device::DeviceSpec& device, const PowerParameters& p,
+                                   const ActivityAt& activity_at, double clock_mhz) {
+  Activity a = activity_at(clock_mhz);
+  double power = unconstrained_power_w(device, p, a, clock_mhz);
+  PoweredClock out;
+  out.clock_mhz = clock_mhz;
+  const double ratio = power_limit_clock_ratio(device, p, a, power);
+  if (ratio < 1) {
+    out.clock_mhz = clock_mhz * ratio;
+    out.capped = true;
+    a = activity_at(out.clock_mhz);
+    power = device.tdp_w;
+  }
+  out.power_w = std::clamp(power, device.idle_w, device.tdp_w);
+  out.compute_power_w =
+      std::min(out.power_w - device.idle_w, compute_power_w(device, p, a, out.clock_mhz));
+  return out;
+}
 
 }  // namespace nnergy::kernel

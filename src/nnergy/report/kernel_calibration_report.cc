@@ -55,6 +55,29 @@ std::string render_text(const KernelCalibrationReport& r) {
   }
   out += "GEMM time t = t0 + max(t_c, t_m) + beta*min(t_c, t_m) (+ input quantization):\n" +
          g.render() + "\n";
+  if (!k.attention.empty()) {
+    TextTable a;
+    a.add_column("engine", Align::kLeft);
+    a.add_column("kernels", Align::kLeft);
+    for (const char* h : {"eta compute", "eta exp", "eta memory", "t0 (us)", "CTA (us)",
+                          "overlap loss", "CTAs/SM", "kernels"})
+      a.add_column(h, Align::kRight);
+    for (const auto& [engine, keys] : k.attention) {
+      for (const auto& [key, p] : keys) {
+        a.add_row({engine, key, fmt::format("{:.0f} %", p.compute_efficiency * 100),
+                   fmt::format("{:.0f} %", p.exp_efficiency * 100),
+                   fmt::format("{:.0f} %", p.memory_efficiency * 100),
+                   fmt::format("{:.1f}", p.latency_s * 1e6), fmt::format("{:.2f}", p.cta_s * 1e6),
+                   fmt::format("{:.2f}", p.overlap_loss), fmt::format("{:.2f}", p.saturating_ctas),
+                   std::to_string(p.measurements)});
+      }
+    }
+    out += fmt::format(
+        "fused attention (prefill: query tiles x key blocks; decode: KV-cache streaming), {} "
+        "measured kernels:\n",
+        r.fit.attention_rows);
+    out += a.render() + "\n";
+  }
   std::string weights;
   for (const auto& [format, w] : k.power.format_weight)
     weights += fmt::format(", {} x{:.2f}", format, w);
@@ -83,6 +106,7 @@ std::string render_text(const KernelCalibrationReport& r) {
          t.render() + "\n";
   out += k.accuracy.time + "\n";
   if (!k.accuracy.power.empty()) out += k.accuracy.power + "\n";
+  if (!k.accuracy.attention.empty()) out += k.accuracy.attention + "\n";
   if (!r.written.empty()) out += "wrote " + r.written + "\n";
   return out;
 }

@@ -38,8 +38,10 @@ std::string render_text(const KernelReport& r) {
   out += fmt::format("  bound         {} (compute {}, memory {})\n", bound, time_text(e.compute_s),
                      time_text(e.memory_s));
   out += fmt::format(
-      "  tiles         {}x{}, {:.0f} wave(s) over {} SMs: tile use {:.0f} %, wave use {:.0f} %\n",
-      e.tile_m, e.tile_n, e.waves, r.sm_count, e.tile_utilisation * 100, e.wave_utilisation * 100);
+      "  tiles         {}x{} ({}), {:.0f} wave(s) over {} SMs: tile use {:.0f} %, wave use {:.0f} "
+      "%\n",
+      e.tile_m, e.tile_n, r.tile_meaning, e.waves, r.sm_count, e.tile_utilisation * 100,
+      e.wave_utilisation * 100);
   out += fmt::format("  board power   {:.0f} W{}\n", e.power_w,
                      plus_minus(e.power_std_w, fmt::format("{:.0f} W", e.power_std_w)));
   out += fmt::format("  energy        {:.3g} J{}\n", e.energy_j,
@@ -59,7 +61,9 @@ json to_json(const KernelReport& r) {
   j["device"] = json{{"id", r.device_id}, {"name", r.device_name}};
   j["engine"] = r.engine;
   j["format"] = r.format;
-  j["shape"] = json{{"m", r.shape.m}, {"n", r.shape.n}, {"k", r.shape.k}, {"batch", r.shape.batch}};
+  json shape = json::object();
+  for (const auto& [name, value] : r.shape) shape[name] = value;
+  j["shape"] = shape;
   j["totals"] = json{{"time_s", e.time_s},         {"time_std_s", e.time_std_s},
                      {"avg_power_w", e.power_w},   {"avg_power_std_w", e.power_std_w},
                      {"energy_j", e.energy_j},     {"energy_std_j", e.energy_std_j},

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "nnergy/core/run_context.h"
@@ -12,13 +13,16 @@ namespace nnergy::report {
 /// The result of `nnergy kernel gemm`.
 struct KernelReport {
   RunContext context;
-  std::string kernel;       ///< "gemm"
+  std::string kernel;       ///< "gemm", "attention"
   std::string description;  ///< "8192 x 16384 x 16384 bf16 GEMM"
   std::string device_id;
   std::string device_name;
   std::string engine;
   std::string format;
-  kernel::GemmShape shape;
+  /// The kernel's dimensions by name ("m", "n", "k", "batch"; "batch", "queries", "keys", ...).
+  std::vector<std::pair<std::string, double>> shape;
+  /// What the tile line's two sizes are ("rows x columns of C"; "query rows x keys per block").
+  std::string tile_meaning = "rows x columns of C";
   double peak_flop_per_s = 0;  ///< the format's units' peak at boost
   double boost_mhz = 0;
   double power_limit_w = 0;
