@@ -58,8 +58,8 @@ void add_kernel_command(CLI::App& app, CommandRun* selected, const std::string& 
     const std::vector<std::string> extra = cmd->remaining();
     *selected = [extra]() -> CommandResult {
       throw InvalidInput(fmt::format(
-          "nnergy kernel {}: expected a kernel class: gemm or attention (moe and collectives "
-          "are not modelled as commands yet)",
+          "nnergy kernel {}: expected a kernel class: gemm, attention, all-reduce, all-gather, "
+          "reduce-scatter or all-to-all (moe is not modelled as a command yet)",
           extra.empty() ? std::string("(none)") : extra.front()));
     };
   });
@@ -102,6 +102,21 @@ void add_kernel_command(CLI::App& app, CommandRun* selected, const std::string& 
       ->capture_default_str();
   add_target_options(a, ar, attention->json);
   on_run(a, attention, selected, command_line, api::kernel_attention);
+
+  for (const char* name : {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"}) {
+    auto collective = std::make_shared<Options<api::KernelCollectiveRequest>>();
+    api::KernelCollectiveRequest& cr = collective->request;
+    cr.op = name;
+    CLI::App* c = cmd->add_subcommand(
+        name, fmt::format("one {} among the GPUs of one node (NCCL, or the engine's own)", name));
+    c->add_option("--bytes", cr.bytes,
+                  "the message as nccl-tests sizes it (all-reduce: the tensor; all-gather: the "
+                  "gathered output)")
+        ->required();
+    c->add_option("--gpus", cr.gpus, "GPUs taking part")->capture_default_str();
+    add_target_options(c, cr, collective->json);
+    on_run(c, collective, selected, command_line, api::kernel_collective);
+  }
 }
 
 }  // namespace nnergy::cli

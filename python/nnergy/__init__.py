@@ -9,6 +9,8 @@ results as Python objects and pandas DataFrames:
     nnergy.serve("meta-llama/Llama-3.1-8B-Instruct", device="h100", input_tokens=1000,
                  output_tokens=200)     energy per token of serving a language model
     nnergy.language_models()               the language models serve knows (DataFrame)
+    nnergy.kernel("gemm", m=8192, n=16384, k=16384, device="b200")
+                                           one kernel's time, power and energy (also "attention")
     nnergy.Monitor(sources=...)            measurement windows (with, begin_window/end_window)
     @nnergy.measure                        a function's time and energy per call
     nnergy.session(model, "run1")          record a PyTorch run for nnergy.account
@@ -58,6 +60,7 @@ from nnergy._core import DeviceError, Error, InternalError, InvalidInput, Runtim
 from nnergy._predict import ClockSweep, Prediction, predict
 from nnergy._compare import Comparison, compare
 from nnergy._serve import Serving, ServeTotals, language_models, serve
+from nnergy._kernel import Kernel, KernelTotals, kernel
 from nnergy._monitor import Measurement, Monitor, Window, measure
 from nnergy._account import Accounting, Footprint, account, session
 from nnergy._energy_logger import EnergyLogger
@@ -65,7 +68,7 @@ from nnergy._catalog import devices, power_sources, zoo
 
 __all__ = [
     "Accounting", "ClockSweep", "Comparison", "DeviceError", "EnergyLogger", "Error", "Footprint",
-    "InternalError", "InvalidInput", "Measurement", "Monitor", "Prediction", "RuntimeFailure",
+    "InternalError", "InvalidInput", "Kernel", "KernelTotals", "Measurement", "Monitor", "Prediction", "RuntimeFailure",
     "ServeTotals", "Serving", "Window", "account", "compare", "devices", "language_models",
-    "measure", "power_sources", "predict", "serve", "session", "zoo",
+    "kernel", "measure", "power_sources", "predict", "serve", "session", "zoo",
 ]

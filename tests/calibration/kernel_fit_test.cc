@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "nnergy/calibration/attention_fit.h"
+#include "nnergy/calibration/collective_fit.h"
 #include "nnergy/core/error.h"
 
 namespace nnergy::calibration {
@@ -244,4 +245,54 @@ TEST(KernelTables, ReadsPrefillAndDecodeAttentionRowsWithoutAFlag) {
 }
 
 }  // namespace
+// Synthetic collectives (the model's own times with known parameters) on three NVLink GPUs:
+// the fit finds the link efficiency back and predicts each GPU from the others.
+TEST(CollectiveFit, RecoversTheParametersThatMadeSyntheticRows) {
+  kernel::CollectiveParameters truth;
+  truth.latency_s = 12e-6;
+  truth.step_s = 0.8e-6;
+  truth.efficiency = 0.8;
+  std::vector<MeasuredCollective> rows;
+  for (const char* id : {"h100-sxm", "h200", "b200"}) {
+    const device::DeviceSpec& d = catalog().find(id);
+    for (int gpus : {2, 4, 8}) {
+      for (double bytes = 1024; bytes <= 1e9; bytes *= 8) {
+        MeasuredCollective c;
+        c.device_id = id;
+        c.library = "nccl";
+        c.software = "synthetic";
+        c.shape = {kernel::CollectiveOp::kAllReduce, bytes, gpus};
+        c.latency_s = kernel::collective_time_s(c.shape, kernel::collective_link(d, gpus), truth);
+        rows.push_back(c);
+      }
+    }
+  }
+  KernelFit fit;
+  fit_collectives(rows, catalog(), fit);
+  const kernel::CollectiveParameters& p = fit.parameters.collective.at("nccl").at("all-reduce");
+  EXPECT_NEAR(p.efficiency, truth.efficiency, 0.01);
+  EXPECT_NEAR(p.latency_s, truth.latency_s, 1e-6);
+  EXPECT_FALSE(p.one_shot);
+  ASSERT_EQ(fit.out_of_sample.size(), 3u);
+  for (const KernelScore& s : fit.out_of_sample) EXPECT_LT(s.mape, 0.01) << s.device_id;
+  EXPECT_NE(fit.parameters.accuracy.collective.find("Collective time"), std::string::npos);
+}
+
+TEST(KernelTables, ReadsGraphCollectivesAndLeavesTheEagerOnesOut) {
+  const fs::path table = scratch(
+      "comm.csv",
+      "gpu,precision,op,num_gpus,message_elems,message_bytes,latency_us,algbw_gbps,software,"
+      "kernel_source,source_path\n"
+      "h100_sxm,bf16,all_reduce,8,1024,2048,4.6,0.4,vllm-0.24.0,vLLM_custom_graph,x\n"
+      "h100_sxm,bf16,all_reduce,8,1024,2048,23.1,0.1,vllm-0.24.0,vLLM_custom_eager,x\n"
+      "b200_sxm,fp16,all_gather,4,1024,2048,10.6,0.2,nccl-2.29.2,NCCL,x\n");
+  const std::vector<MeasuredCollective> rows = read_collective_table(table, catalog());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].library, "vllm");
+  EXPECT_EQ(rows[0].shape.gpus, 8);
+  EXPECT_EQ(rows[1].library, "nccl");
+  EXPECT_EQ(rows[1].shape.op, kernel::CollectiveOp::kAllGather);
+  EXPECT_DOUBLE_EQ(rows[1].latency_s, 10.6e-6);
+}
+
 }  // namespace nnergy::calibration

@@ -60,6 +60,17 @@ TEST(KernelCli, AttentionAnswersPrefillAndDecodeNearTheirMeasuredTimes) {
   EXPECT_LT(fp8["totals"]["time_s"].get<double>(), decode["totals"]["time_s"].get<double>());
 }
 
+TEST(KernelCli, ACollectiveNearItsMeasuredTime) {
+  // Measured (AIConfigurator's NCCL 2.29 table): an all-reduce of 64 MiB among 8 H100s, 349 us.
+  const json j = run_json({"kernel", "all-reduce", "--bytes", "67108864", "--gpus", "8", "--device",
+                           "h100", "--engine", "pytorch", "--json"});
+  ASSERT_FALSE(j.is_null());
+  EXPECT_EQ(j["kernel"], "all-reduce");
+  EXPECT_NEAR(j["totals"]["time_s"].get<double>(), 349e-6, 349e-6 * 0.4);
+  EXPECT_GT(j["achieved"]["gb_per_s"].get<double>(), 100);
+  EXPECT_EQ(j["bound"], "link");
+}
+
 TEST(KernelCli, RefusesWhatItCannotAnswerInOneLine) {
   const std::vector<std::vector<std::string>> cases = {
       {"kernel", "gemm", "--m", "0", "--n", "4096", "--k", "4096", "--device", "h100"},
@@ -81,6 +92,8 @@ TEST(KernelCli, RefusesWhatItCannotAnswerInOneLine) {
        "h100"},
       {"kernel", "attention", "--phase", "verify", "--seq", "100", "--device", "h100"},
       {"kernel", "attention", "--seq", "100", "--kv-precision", "int4", "--device", "h100"},
+      {"kernel", "all-reduce", "--bytes", "4096", "--gpus", "16", "--device", "h100"},
+      {"kernel", "all-gather", "--bytes", "0", "--device", "h100"},
   };
   const std::vector<std::string> expected = {"--m 0",
                                              "--m 1000000000000",
@@ -94,7 +107,10 @@ TEST(KernelCli, RefusesWhatItCannotAnswerInOneLine) {
                                              "--queries 200",
                                              "decodes in 16 bits",
                                              "--phase verify",
-                                             "--kv-precision int4"};
+                                             "--kv-precision int4",
+                                             "--gpus 16",
+                                             "--bytes 0"};
+  ASSERT_EQ(cases.size(), expected.size());
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const RunResult r = run_nnergy(cases[i]);
     EXPECT_EQ(r.exit_code, 2) << r;

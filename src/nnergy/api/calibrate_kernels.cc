@@ -1,6 +1,7 @@
 #include "nnergy/api/calibrate_kernels.h"
 
 #include "nnergy/calibration/attention_fit.h"
+#include "nnergy/calibration/collective_fit.h"
 #include "nnergy/calibration/kernel_tables.h"
 #include "nnergy/core/atomic_file.h"
 #include "nnergy/core/data_directory.h"
@@ -37,6 +38,11 @@ report::KernelCalibrationReport calibrate_kernels(const CalibrateKernelsRequest&
   if (std::filesystem::exists(attention))
     calibration::fit_attention(calibration::read_attention_table(attention, devices), devices,
                                report.fit);
+  // Collectives: NCCL's and the engines' all-reduce kernels.
+  const std::filesystem::path comm = table.parent_path() / "aic_comm.csv.gz";
+  if (std::filesystem::exists(comm))
+    calibration::fit_collectives(calibration::read_collective_table(comm, devices), devices,
+                                 report.fit);
   if (!r.dry_run) {
     write_file_atomically(output, report.fit.parameters.to_json_text(),
                           setting_name(r.names, "output"));
@@ -45,6 +51,9 @@ report::KernelCalibrationReport calibrate_kernels(const CalibrateKernelsRequest&
   report.context = RunContext::now(r.command_line);
   report.context.add("table", table.string()).add("rows", report.fit.rows);
   if (!streams.empty()) report.context.add("power table", attention.string());
+  if (report.fit.collective_rows > 0)
+    report.context.add("collective table", comm.string())
+        .add("collective rows", report.fit.collective_rows);
   if (report.fit.attention_rows > 0)
     report.context.add("attention table", attention.string())
         .add("attention rows", report.fit.attention_rows);

@@ -9,6 +9,7 @@
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/kernel/attention_model.h"
+#include "nnergy/kernel/collective_model.h"
 #include "nnergy/kernel/kernel_parameters.h"
 
 namespace nnergy::api {
@@ -141,8 +142,8 @@ report::KernelReport kernel_attention(const KernelAttentionRequest& r) {
   check_dimension(r, "batch", r.batch);
   check_dimension(r, "seq", r.seq, decode ? 0 : 1);
   check_dimension(r, "heads", r.heads);
-  check_dimension(r, "kv-heads", r.kv_heads);
-  check_dimension(r, "head-dim", r.head_dim);
+  check_dimension(r, "kv_heads", r.kv_heads);
+  check_dimension(r, "head_dim", r.head_dim);
   check_dimension(r, "window", r.window, 0);
   const double queries = r.queries.value_or(decode ? 1 : r.seq);
   check_dimension(r, "queries", queries);
@@ -154,7 +155,7 @@ report::KernelReport kernel_attention(const KernelAttentionRequest& r) {
   }
   if (std::fmod(r.heads, r.kv_heads) != 0) {
     throw InvalidInput(fmt::format("{} {:.0f}: must divide the {} {:.0f} (grouped-query heads)",
-                                   setting_name(r.names, "kv-heads"), r.kv_heads,
+                                   setting_name(r.names, "kv_heads"), r.kv_heads,
                                    setting_name(r.names, "heads"), r.heads));
   }
   shape.batch = r.batch;
@@ -167,7 +168,7 @@ report::KernelReport kernel_attention(const KernelAttentionRequest& r) {
   shape.window = r.window;
   kernel::AttentionFormat format;
   format.fp8_math = parse_fp8(r, "precision", r.precision);
-  format.fp8_cache = parse_fp8(r, "kv-precision", r.kv_precision);
+  format.fp8_cache = parse_fp8(r, "kv_precision", r.kv_precision);
   const Resolved in = resolve(r);
   report::KernelReport out;
   try {
@@ -203,6 +204,46 @@ report::KernelReport kernel_attention(const KernelAttentionRequest& r) {
       "the time is one kernel in a steady loop inside a CUDA graph (queries, keys and values in "
       "DRAM); the power is the whole board's while it runs steadily, idle included");
   describe(r, in, format.name(), in.parameters.accuracy.attention, out);
+  return out;
+}
+
+report::KernelReport kernel_collective(const KernelCollectiveRequest& r) {
+  const std::optional<kernel::CollectiveOp> op = kernel::parse_collective(r.op);
+  if (!op) {
+    throw InvalidInput(fmt::format(
+        "nnergy kernel {}: expected a kernel class: gemm, attention, all-reduce, all-gather, "
+        "reduce-scatter or all-to-all",
+        r.op));
+  }
+  if (!(r.bytes >= 1 && r.bytes <= 1e13 && r.bytes == std::floor(r.bytes))) {
+    throw InvalidInput(fmt::format("{} {}: expected a whole number of bytes from 1 to 1e13",
+                                   setting_name(r.names, "bytes"), r.bytes));
+  }
+  const Resolved in = resolve(r);
+  const kernel::CollectiveShape shape{*op, r.bytes, r.gpus};
+  report::KernelReport out;
+  try {
+    out.estimate = kernel::predict_collective(in.device, shape, in.parameters, in.engine);
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(setting_with_value(r.names, "gpus", std::to_string(r.gpus)) + ": " +
+                       e.what());
+  }
+  const kernel::CollectiveLink link = kernel::collective_link(in.device, r.gpus);
+  out.kernel = std::string(kernel::to_string(*op));
+  out.description = fmt::format("{} of {:.0f} bytes among {} GPUs over {}", out.kernel, r.bytes,
+                                r.gpus, link.name);
+  out.shape = {{"bytes", r.bytes}, {"gpus", static_cast<double>(r.gpus)}};
+  out.tile_meaning.clear();
+  out.notes.push_back(fmt::format(
+      "predicted by nnergy's kernel model (a fixed time, one step per hop of the algorithm, and "
+      "the bytes each GPU sends over {:.0f} GB/s one way) with {}; {}",
+      link.byte_per_s / 1e9, out.estimate.parameters, provenance(in.parameters)));
+  out.notes.push_back(
+      "the size is the message as nccl-tests counts it (the all-reduce's tensor, the "
+      "all-gather's gathered output, the reduce-scatter's input, one GPU's all-to-all buffer); "
+      "the time is one collective inside a CUDA graph; the power is one GPU's board power while "
+      "it runs, idle included, and the energy one GPU's");
+  describe(r, in, std::string(kernel::to_string(*op)), in.parameters.accuracy.collective, out);
   return out;
 }
 

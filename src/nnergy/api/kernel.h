@@ -42,6 +42,14 @@ struct KernelAttentionRequest : KernelRequest {
   std::string kv_precision = "bf16";  ///< the KV cache: bf16 (fp16) or fp8
 };
 
+/// What `nnergy kernel all-reduce|all-gather|reduce-scatter|all-to-all` needs: one collective
+/// among the GPUs of one node.
+struct KernelCollectiveRequest : KernelRequest {
+  std::string op = "all-reduce";
+  double bytes = 0;  ///< the message as nccl-tests sizes it
+  int gpus = 8;
+};
+
 /// The engines whose kernels `--engine` may name.
 inline constexpr const char* kKernelEngines[] = {"tensorrt-llm", "vllm", "sglang", "pytorch"};
 
@@ -56,5 +64,10 @@ report::KernelReport kernel_gemm(const KernelGemmRequest& request);
 /// query heads that are not a multiple of the KV heads, and fp8 products in decode or on a GPU
 /// without fp8 units.
 report::KernelReport kernel_attention(const KernelAttentionRequest& request);
+
+/// The same for a collective (kernel/collective_model.h): the engine's own all-reduce kernel
+/// where it has one, NCCL otherwise. Throws InvalidInput naming the setting for an unknown
+/// collective, a size below 1 byte, and fewer than 2 GPUs or more than one node holds.
+report::KernelReport kernel_collective(const KernelCollectiveRequest& request);
 
 }  // namespace nnergy::api

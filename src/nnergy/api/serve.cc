@@ -288,11 +288,15 @@ report::ServeReport serve(const ServeRequest& r, const ServeCatalogs& catalogs) 
   report.method = fmt::format(
       "all times, powers and energies are predicted, not measured: nnergy's kernel model for "
       "the matrix products (tiles and waves over the SMs, board power from their activity; {}) "
-      "and its analytical model (roofline time with the {}'s {} efficiencies, archline energy) "
-      "for the other operations of a prefill chunk or decode step (fused attention reading the "
-      "KV cache once per step), collectives over {}, and the {} engine's parameter set ({}{})",
+      "and the prefill's fused attention (causal query tiles in waves over the SMs; {}), and "
+      "its analytical model (roofline time with the {}'s {} efficiencies, archline energy) "
+      "for the other operations of a prefill chunk or decode step (decode attention reading "
+      "the KV cache once per step; MLA and chunked local attention), collectives over {}, and "
+      "the {} engine's parameter set ({}{})",
       catalogs.kernels.accuracy.time.empty() ? "its documented defaults, not fitted"
                                              : catalogs.kernels.accuracy.time,
+      catalogs.kernels.accuracy.attention.empty() ? "its documented defaults, not fitted"
+                                                  : catalogs.kernels.accuracy.attention,
       device.id, device.calibration.provenance.empty() ? "estimated" : "calibrated",
       device.interconnect.scale_up_name.empty() ? "PCIe" : device.interconnect.scale_up_name,
       engine.id, engine.release,

@@ -23,6 +23,7 @@ struct KernelFit {
   int rows = 0;
   int power_rows = 0;
   int attention_rows = 0;
+  int collective_rows = 0;
 };
 
 /// Rows with power that the power fit uses: sustained kernels of at least this long (NVML

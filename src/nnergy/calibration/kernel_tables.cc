@@ -197,6 +197,43 @@ std::vector<MeasuredAttention> read_attention_table(const std::filesystem::path&
   return rows;
 }
 
+std::vector<MeasuredCollective> read_collective_table(const std::filesystem::path& path,
+                                                      const device::DeviceCatalog& catalog) {
+  Table table(path,
+              {"gpu", "op", "num_gpus", "message_bytes", "latency_us", "software", "kernel_source"},
+              "aic_comm.csv.gz (gpu,precision,op,num_gpus,message_elems,message_bytes,...)");
+  std::vector<MeasuredCollective> rows;
+  for (std::size_t line = 1; line < table.lines(); ++line) {
+    if (!table.read(line)) continue;
+    const std::string& source = table.cell("kernel_source");
+    if (source.find("eager") != std::string::npos) continue;
+    const auto id = catalog_id_of_table_gpu(table.cell("gpu"));
+    const auto op = kernel::parse_collective(table.cell("op"));
+    const auto engine = engine_of(table.cell("software"));
+    if (!id || !op || !in_catalog(catalog, *id)) continue;
+    MeasuredCollective c;
+    c.device_id = *id;
+    if (source == "NCCL") {
+      c.library = "nccl";
+    } else if (engine) {
+      c.library = *engine;
+    } else {
+      continue;
+    }
+    c.software = table.cell("software");
+    c.shape.op = *op;
+    c.shape.bytes = table.number_of("message_bytes");
+    c.shape.gpus = static_cast<int>(table.number_of("num_gpus"));
+    c.latency_s = table.number_of("latency_us") * 1e-6;
+    c.source = table.where();
+    if (!(c.latency_s > 0) || !(c.shape.bytes >= 1) || c.shape.gpus < 2)
+      throw InvalidInput(table.where() +
+                         ": expected a positive size and latency and 2 or more GPUs");
+    rows.push_back(std::move(c));
+  }
+  return rows;
+}
+
 std::vector<MeasuredStream> read_decode_attention_power(const std::filesystem::path& path,
                                                         const device::DeviceCatalog& catalog) {
   Table table(path,

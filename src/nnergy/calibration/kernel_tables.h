@@ -11,6 +11,7 @@
 
 #include "nnergy/device/device_catalog.h"
 #include "nnergy/kernel/attention_model.h"
+#include "nnergy/kernel/collective_model.h"
 #include "nnergy/kernel/gemm_format.h"
 #include "nnergy/kernel/gemm_model.h"
 
@@ -35,6 +36,16 @@ struct MeasuredAttention {
   std::string software;
   kernel::AttentionShape shape;
   kernel::AttentionFormat format;
+  double latency_s = 0;
+  std::string source;  ///< file and line
+};
+
+/// One measured collective.
+struct MeasuredCollective {
+  std::string device_id;
+  std::string library;  ///< "nccl", or the engine whose custom all-reduce it is
+  std::string software;
+  kernel::CollectiveShape shape;
   double latency_s = 0;
   std::string source;  ///< file and line
 };
@@ -74,6 +85,12 @@ std::vector<MeasuredStream> read_decode_attention_power(const std::filesystem::p
 /// row's kv_len is the cache before the new token. Throws InvalidInput as read_gemm_table does.
 std::vector<MeasuredAttention> read_attention_table(const std::filesystem::path& path,
                                                     const device::DeviceCatalog& catalog);
+
+/// Reads the collectives of `path` (the header of aic_comm.csv.gz) that engines run in their CUDA
+/// graphs (NCCL, and their custom all-reduce kernels; the eager variants are left out), for
+/// GPUs nnergy knows. Throws InvalidInput as read_gemm_table does.
+std::vector<MeasuredCollective> read_collective_table(const std::filesystem::path& path,
+                                                      const device::DeviceCatalog& catalog);
 
 /// The lines of a gzipped (or plain) text file. Throws InvalidInput naming it when it cannot
 /// be read.

@@ -130,8 +130,8 @@ Times times(const device::DeviceSpec& device, const AttentionShape& s, const Att
 void check(const device::DeviceSpec& device, const AttentionShape& s, const AttentionFormat& f) {
   for (const auto& [name, value] :
        {std::pair{"batch", s.batch}, std::pair{"queries", s.queries}, std::pair{"keys", s.keys},
-        std::pair{"heads", s.heads}, std::pair{"kv-heads", s.kv_heads},
-        std::pair{"head-dim", s.head_dim}}) {
+        std::pair{"heads", s.heads}, std::pair{"KV heads", s.kv_heads},
+        std::pair{"head dimension", s.head_dim}}) {
     if (!(value >= 1) || !std::isfinite(value))
       throw InvalidInput(
           fmt::format("attention {} must be a positive whole number, got {}", name, value));

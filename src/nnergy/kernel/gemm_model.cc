@@ -104,6 +104,8 @@ std::string_view to_string(Bound bound) {
       return "memory";
     case Bound::kPowerCap:
       return "power cap";
+    case Bound::kLink:
+      return "link";
     case Bound::kLatency:
       break;
   }

@@ -32,8 +32,8 @@ struct GemmShape {
 };
 
 /// What limits a kernel's time.
-enum class Bound { kCompute, kMemory, kLatency, kPowerCap };
-/// "compute", "memory", "latency", "power cap".
+enum class Bound { kCompute, kMemory, kLatency, kPowerCap, kLink };
+/// "compute", "memory", "latency", "power cap", "link".
 std::string_view to_string(Bound bound);
 
 /// One kernel's prediction.
@@ -43,7 +43,7 @@ struct KernelEstimate {
   double compute_power_w = 0;  ///< the tensor units' share of power_w
   double energy_j = 0;
   double flop_count = 0;  ///< useful flops (2·m·n·k·batch)
-  double byte_count = 0;  ///< DRAM bytes (each operand once)
+  double byte_count = 0;  ///< DRAM bytes (each operand once); a collective's: bytes sent
   double compute_s = 0;   ///< t_c at the clock it runs at
   double memory_s = 0;    ///< t_m
   Bound bound = Bound::kLatency;

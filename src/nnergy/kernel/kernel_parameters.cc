@@ -98,6 +98,28 @@ json attention_json(const AttentionParameters& p) {
               {"fitted_on", p.fitted_on}};
 }
 
+CollectiveParameters collective_of(const json& o, const std::string& where) {
+  if (!o.is_object()) throw InvalidInput(where + ": expected an object");
+  CollectiveParameters p;
+  p.latency_s = number(o, "latency_s", p.latency_s, where, 0, 1e-2);
+  p.step_s = number(o, "step_s", p.step_s, where, 0, 1e-3);
+  p.efficiency = number(o, "efficiency", p.efficiency, where, 1e-3, 1.5);
+  if (o.contains("one_shot")) {
+    if (!o["one_shot"].is_boolean())
+      throw InvalidInput(where + ": field 'one_shot': expected true or false");
+    p.one_shot = o["one_shot"].get<bool>();
+  }
+  p.measurements = static_cast<int>(number(o, "measurements", 0, where, 0, 1e9));
+  p.fitted_on = o.value("fitted_on", "");
+  return p;
+}
+
+json collective_json(const CollectiveParameters& p) {
+  return json{{"latency_s", p.latency_s},       {"step_s", p.step_s},
+              {"efficiency", p.efficiency},     {"one_shot", p.one_shot},
+              {"measurements", p.measurements}, {"fitted_on", p.fitted_on}};
+}
+
 }  // namespace
 
 std::string attention_parameters_key(AttentionPhase phase, const AttentionFormat& format) {
@@ -145,6 +167,17 @@ KernelParameters KernelParameters::parse(const std::string& text, const std::str
             attention_of(f.value(), source + ": attention." + e.key() + "." + f.key());
     }
   }
+  if (root.contains("collective")) {
+    if (!root["collective"].is_object())
+      throw InvalidInput(source + ": 'collective': expected an object");
+    for (auto e = root["collective"].begin(); e != root["collective"].end(); ++e) {
+      if (!e.value().is_object())
+        throw InvalidInput(source + ": collective." + e.key() + ": expected an object");
+      for (auto f = e.value().begin(); f != e.value().end(); ++f)
+        k.collective[e.key()][f.key()] =
+            collective_of(f.value(), source + ": collective." + e.key() + "." + f.key());
+    }
+  }
   if (root.contains("power")) {
     const json& o = root["power"];
     const std::string where = source + ": power";
@@ -174,6 +207,7 @@ KernelParameters KernelParameters::parse(const std::string& text, const std::str
     k.accuracy.time = root["accuracy"].value("time", "");
     k.accuracy.power = root["accuracy"].value("power", "");
     k.accuracy.attention = root["accuracy"].value("attention", "");
+    k.accuracy.collective = root["accuracy"].value("collective", "");
   }
   return k;
 }
@@ -198,6 +232,13 @@ std::string KernelParameters::to_json_text() const {
     a[engine] = e;
   }
   root["attention"] = a;
+  json c = json::object();
+  for (const auto& [library, keys] : collective) {
+    json e = json::object();
+    for (const auto& [key, p] : keys) e[key] = collective_json(p);
+    c[library] = e;
+  }
+  root["collective"] = c;
   json w = json::object();
   for (const auto& [format, weight] : power.format_weight) w[format] = weight;
   root["power"] = json{{"base", power.base},
@@ -211,8 +252,10 @@ std::string KernelParameters::to_json_text() const {
   for (const auto& [format, sigma] : time_log_sigma) s[format] = sigma;
   root["time_log_sigma"] = s;
   root["power_log_sigma"] = power_log_sigma;
-  root["accuracy"] =
-      json{{"time", accuracy.time}, {"power", accuracy.power}, {"attention", accuracy.attention}};
+  root["accuracy"] = json{{"time", accuracy.time},
+                          {"power", accuracy.power},
+                          {"attention", accuracy.attention},
+                          {"collective", accuracy.collective}};
   return root.dump(2) + "\n";
 }
 
@@ -263,6 +306,22 @@ AttentionParameters KernelParameters::attention_for(AttentionPhase phase,
     }
   }
   if (from != nullptr) *from = "the built-in attention defaults (no kernel calibration)";
+  return {};
+}
+
+CollectiveParameters KernelParameters::collective_for(const std::string& library,
+                                                      const std::string& key,
+                                                      std::string* from) const {
+  for (const std::string& l : {library, std::string("nccl")}) {
+    const auto lib = collective.find(l);
+    if (lib == collective.end()) continue;
+    const auto p = lib->second.find(key);
+    if (p == lib->second.end()) continue;
+    if (from != nullptr && l != library)
+      *from = fmt::format("nccl {} kernels (no fit of {}'s)", key, library);
+    return p->second;
+  }
+  if (from != nullptr) *from = "the built-in collective defaults (no kernel calibration)";
   return {};
 }
 

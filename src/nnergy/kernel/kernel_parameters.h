@@ -64,6 +64,17 @@ struct AttentionParameters {
   std::string fitted_on;
 };
 
+/// Parameters of the collective time model of one library, op and link kind
+/// (kernel/collective_model.h).
+struct CollectiveParameters {
+  double latency_s = 15e-6;  ///< t0: fixed time of the collective (launch, synchronisation), s
+  double step_s = 1e-6;      ///< α: time per step of its algorithm (a ring hop), s
+  double efficiency = 0.75;  ///< η: achieved fraction of the link's one-way bandwidth
+  bool one_shot = false;     ///< an all-reduce that may read every peer's tensor in one step
+  int measurements = 0;
+  std::string fitted_on;
+};
+
 /// Board power of a kernel running steadily (kernel/kernel_power.h):
 /// P = P_idle + (P_limit − P_idle)·(base + compute·u_c·w + memory·u_m), w the format's
 /// activity weight; above the limit the clocks drop.
@@ -81,9 +92,10 @@ struct PowerParameters {
 
 /// Out-of-sample accuracy of a fitted model, one line per quantity.
 struct KernelAccuracy {
-  std::string time;       ///< e.g. "GEMM time, leave-one-GPU-out: MAPE 9.8 %, median 1.01"
-  std::string power;      ///< the same for power
-  std::string attention;  ///< the same for attention time
+  std::string time;        ///< e.g. "GEMM time, leave-one-GPU-out: MAPE 9.8 %, median 1.01"
+  std::string power;       ///< the same for power
+  std::string attention;   ///< the same for attention time
+  std::string collective;  ///< the same for collective time
 };
 
 class KernelParameters {
@@ -98,6 +110,9 @@ class KernelParameters {
   std::map<std::string, std::map<std::string, GemmParameters>> gemm;
   /// Attention parameters by engine and attention_parameters_key.
   std::map<std::string, std::map<std::string, AttentionParameters>> attention;
+  /// Collective parameters by library ("nccl", or an engine's own all-reduce) and
+  /// collective_parameters_key ("all-reduce", "all-gather pcie", ...).
+  std::map<std::string, std::map<std::string, CollectiveParameters>> collective;
   PowerParameters power;
   std::string provenance;  ///< "fitted on N measured kernels (...)"
   /// Relative 1σ (log scale) of the leave-one-GPU-out time and power errors, by GEMM format
@@ -120,6 +135,10 @@ class KernelParameters {
   /// 16-bit products' for fp8 ones), else the defaults; `*from` as gemm_for.
   AttentionParameters attention_for(AttentionPhase phase, const AttentionFormat& format,
                                     const std::string& engine, std::string* from = nullptr) const;
+  /// The collective parameters of `key` for `library`, else NCCL's, else the defaults; `*from`
+  /// as gemm_for.
+  CollectiveParameters collective_for(const std::string& library, const std::string& key,
+                                      std::string* from = nullptr) const;
   /// Activity weight of `format` (PowerParameters::format_weight; 1 when not fitted).
   double power_weight(GemmFormat format) const;
 };

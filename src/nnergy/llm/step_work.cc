@@ -298,12 +298,41 @@ class Builder {
       add(prefix + "attention (prefill, fused)", Part::kAttention, count,
           op(OpClass::kMatrix, pass(flops_prefill / 2, flops_prefill, bytes_prefill, 1), reduction),
           f_.attention_math);
+      prefill_shapes(a, heads);
     }
     if (flops_decode > 0) {
       // Paged decode attention: a split-K kernel and its reduction.
       add(prefix + "attention (decode, paged)", Part::kAttention, count,
           op(OpClass::kMatrix, pass(flops_decode / 2, flops_decode, bytes_decode, 2), reduction),
           f_.attention_math);
+    }
+  }
+
+  // The prefill kernels' shapes on the op just added, one per group of prompt chunks, for the
+  // kernel model. None for MLA, chunked local attention (Llama 4), eager attention, or query
+  // heads that do not split evenly over the GPU's KV heads (those stay on the analytical model).
+  // Decode attention stays there too: the serving fit's streaming efficiency predicts published
+  // decode better than the kernel model's decode fit transfers between GPUs (docs/kernel-model.md).
+  void prefill_shapes(const Attention& a, double heads) {
+    const double kv_heads = std::max(1.0, static_cast<double>(a.kv_heads) / s_.tp);
+    if (a.latent || a.span == AttentionSpan::kChunked || f_.eager_attention || heads < 1 ||
+        heads != std::floor(heads) || std::fmod(heads, kv_heads) != 0)
+      return;
+    StepOp& o = work_.ops.back();
+    o.attention_format.fp8_math = f_.attention_math == device::Precision::kFp8;
+    o.attention_format.fp8_cache = f_.kv_bytes <= 1;
+    for (const SequenceGroup& g : shape_.groups) {
+      if (g.count <= 0 || g.new_tokens <= 1) continue;
+      kernel::AttentionShape s;
+      s.phase = kernel::AttentionPhase::kPrefill;
+      s.batch = g.count;
+      s.queries = g.new_tokens;
+      s.keys = g.cached + g.new_tokens;
+      s.heads = heads;
+      s.kv_heads = kv_heads;
+      s.head_dim = a.head_dim;
+      s.window = a.span == AttentionSpan::kSliding ? static_cast<double>(a.window) : 0;
+      o.attention.push_back(s);
     }
   }
 

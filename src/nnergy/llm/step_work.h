@@ -14,6 +14,7 @@
 
 #include "nnergy/device/precision.h"
 #include "nnergy/graph/op_cost.h"
+#include "nnergy/kernel/attention_model.h"
 #include "nnergy/kernel/gemm_format.h"
 #include "nnergy/kernel/gemm_model.h"
 #include "nnergy/llm/architecture.h"
@@ -86,6 +87,11 @@ struct StepOp {
   /// absorbed products) and format, for the kernel model; unset for the other operations.
   std::optional<kernel::GemmShape> gemm;
   kernel::GemmFormat gemm_format = kernel::GemmFormat::k16Bit;
+  /// A fused prefill attention kernel's work, one shape per group of prompt chunks, for the
+  /// kernel model; empty for the other operations, decode attention, and attention the kernel
+  /// model does not cover (MLA, eager attention).
+  std::vector<kernel::AttentionShape> attention;
+  kernel::AttentionFormat attention_format;
 };
 
 /// A collective of the step.

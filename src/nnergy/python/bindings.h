@@ -20,6 +20,9 @@ void bind_compare(pybind11::module_& module);
 /// serve(), ServeReport and list_models_json() (serve_binding.cc).
 void bind_serve(pybind11::module_& module);
 
+/// kernel_gemm_json(), kernel_attention_json() and kernel_collective_json() (kernel_binding.cc).
+void bind_kernel(pybind11::module_& module);
+
 /// PowerMeter: in-process measurement windows (power_meter_binding.cc).
 void bind_power_meter(pybind11::module_& module);
 

@@ -11,11 +11,14 @@
 #endif
 
 PYBIND11_MODULE(_core, module) {
-  module.doc() = "nnergy's library entry points (predict, compare, account, power meter, catalogs)";
+  module.doc() =
+      "nnergy's library entry points (predict, compare, serve, kernel, account, power meter, "
+      "catalogs)";
   nnergy::python::bind_errors(module);
   nnergy::python::bind_predict(module);
   nnergy::python::bind_compare(module);
   nnergy::python::bind_serve(module);
+  nnergy::python::bind_kernel(module);
   nnergy::python::bind_power_meter(module);
   nnergy::python::bind_account(module);
   nnergy::python::bind_catalog(module);

@@ -78,6 +78,25 @@ std::string render_text(const KernelCalibrationReport& r) {
         r.fit.attention_rows);
     out += a.render() + "\n";
   }
+  if (!k.collective.empty()) {
+    TextTable c;
+    c.add_column("library", Align::kLeft);
+    c.add_column("collective", Align::kLeft);
+    for (const char* h : {"t0 (us)", "per step (us)", "eta link", "one-shot", "kernels"})
+      c.add_column(h, Align::kRight);
+    for (const auto& [library, keys] : k.collective) {
+      for (const auto& [key, p] : keys) {
+        c.add_row({library, key, fmt::format("{:.1f}", p.latency_s * 1e6),
+                   fmt::format("{:.2f}", p.step_s * 1e6),
+                   fmt::format("{:.0f} %", p.efficiency * 100), p.one_shot ? "yes" : "no",
+                   std::to_string(p.measurements)});
+      }
+    }
+    out += fmt::format(
+        "collectives in one node (t = t0 + steps*alpha + wire bytes/(eta*link)), {} measured:\n",
+        r.fit.collective_rows);
+    out += c.render() + "\n";
+  }
   std::string weights;
   for (const auto& [format, w] : k.power.format_weight)
     weights += fmt::format(", {} x{:.2f}", format, w);
@@ -107,6 +126,7 @@ std::string render_text(const KernelCalibrationReport& r) {
   out += k.accuracy.time + "\n";
   if (!k.accuracy.power.empty()) out += k.accuracy.power + "\n";
   if (!k.accuracy.attention.empty()) out += k.accuracy.attention + "\n";
+  if (!k.accuracy.collective.empty()) out += k.accuracy.collective + "\n";
   if (!r.written.empty()) out += "wrote " + r.written + "\n";
   return out;
 }

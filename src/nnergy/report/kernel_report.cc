@@ -28,20 +28,31 @@ std::string render_text(const KernelReport& r) {
   const double gbs = e.time_s > 0 ? e.byte_count / e.time_s / 1e9 : 0;
   out += fmt::format("  time          {}{}\n", time_text(e.time_s),
                      plus_minus(e.time_std_s, time_text(e.time_std_s)));
-  out += fmt::format("  achieved      {:.1f} TFLOP/s ({:.0f} % of the {} peak), {:.0f} GB/s\n",
-                     tflops, 100 * tflops * 1e12 / r.peak_flop_per_s, r.format, gbs);
+  if (r.peak_flop_per_s > 0) {
+    out += fmt::format("  achieved      {:.1f} TFLOP/s ({:.0f} % of the {} peak), {:.0f} GB/s\n",
+                       tflops, 100 * tflops * 1e12 / r.peak_flop_per_s, r.format, gbs);
+  } else {
+    out += fmt::format("  achieved      {:.0f} GB/s sent per GPU (bus bandwidth)\n", gbs);
+  }
   std::string bound(kernel::to_string(e.bound));
   if (e.bound == kernel::Bound::kPowerCap) {
     bound += fmt::format(" (clocks {:.0f} -> {:.0f} MHz to stay at the {:.0f} W limit)",
                          r.boost_mhz, e.clock_mhz, r.power_limit_w);
   }
-  out += fmt::format("  bound         {} (compute {}, memory {})\n", bound, time_text(e.compute_s),
-                     time_text(e.memory_s));
-  out += fmt::format(
-      "  tiles         {}x{} ({}), {:.0f} wave(s) over {} SMs: tile use {:.0f} %, wave use {:.0f} "
-      "%\n",
-      e.tile_m, e.tile_n, r.tile_meaning, e.waves, r.sm_count, e.tile_utilisation * 100,
-      e.wave_utilisation * 100);
+  if (r.tile_meaning.empty()) {
+    out +=
+        fmt::format("  bound         {} (bytes over the link {})\n", bound, time_text(e.memory_s));
+  } else {
+    out += fmt::format("  bound         {} (compute {}, memory {})\n", bound,
+                       time_text(e.compute_s), time_text(e.memory_s));
+  }
+  if (!r.tile_meaning.empty())
+    out += fmt::format(
+        "  tiles         {}x{} ({}), {:.0f} wave(s) over {} SMs: tile use {:.0f} %, wave use "
+        "{:.0f} "
+        "%\n",
+        e.tile_m, e.tile_n, r.tile_meaning, e.waves, r.sm_count, e.tile_utilisation * 100,
+        e.wave_utilisation * 100);
   out += fmt::format("  board power   {:.0f} W{}\n", e.power_w,
                      plus_minus(e.power_std_w, fmt::format("{:.0f} W", e.power_std_w)));
   out += fmt::format("  energy        {:.3g} J{}\n", e.energy_j,
@@ -71,7 +82,7 @@ json to_json(const KernelReport& r) {
   const double rate = e.time_s > 0 ? e.flop_count / e.time_s : 0;
   j["achieved"] = json{{"tflop_per_s", rate / 1e12},
                        {"gb_per_s", e.time_s > 0 ? e.byte_count / e.time_s / 1e9 : 0},
-                       {"peak_share", rate / r.peak_flop_per_s}};
+                       {"peak_share", r.peak_flop_per_s > 0 ? rate / r.peak_flop_per_s : 0}};
   j["bound"] = std::string(kernel::to_string(e.bound));
   j["times"] = json{{"compute_s", e.compute_s}, {"memory_s", e.memory_s}};
   j["tiles"] = json{{"tile_m", e.tile_m},

@@ -49,21 +49,40 @@ struct OpTimeEnergy {
   bool compute_bound = false;
 };
 
-// One occurrence of `op` on one GPU: a matrix product by the kernel model (its engine's
-// kernels at the deployment's clock) when the deployment has its parameters, anything else by
-// the analytical model at the op's units.
+// One occurrence of `op` on one GPU: a matrix product or prefill attention by the kernel model
+// (its engine's kernels at the deployment's clock) when the deployment has its parameters,
+// anything else by the analytical model at the op's units.
+// A kernel-model estimate with the serving fit's power scales applied.
+OpTimeEnergy scaled(const Deployment& d, const kernel::KernelEstimate& k) {
+  const double idle = d.device->idle_w;
+  const double other = k.power_w - idle - k.compute_power_w;
+  const double power = std::min(d.device->tdp_w, idle + k.compute_power_w * d.kernel_power.tensor +
+                                                     other * d.kernel_power.other);
+  return {k.time_s, power * k.time_s,
+          k.bound == kernel::Bound::kCompute || k.bound == kernel::Bound::kPowerCap};
+}
+
 OpTimeEnergy predict(const Deployment& d, const llm::StepOp& op, const graph::OpCost& cost,
                      device::OperatingPoint point) {
   if (op.gemm && d.kernels != nullptr) {
-    const kernel::KernelEstimate k = kernel::predict_gemm(
-        *d.device, *op.gemm, op.gemm_format, *d.kernels, d.engine->id, point.clock_mhz);
-    const double idle = d.device->idle_w;
-    const double other = k.power_w - idle - k.compute_power_w;
-    const double power =
-        std::min(d.device->tdp_w,
-                 idle + k.compute_power_w * d.kernel_power.tensor + other * d.kernel_power.other);
-    return {k.time_s, power * k.time_s,
-            k.bound == kernel::Bound::kCompute || k.bound == kernel::Bound::kPowerCap};
+    return scaled(d, kernel::predict_gemm(*d.device, *op.gemm, op.gemm_format, *d.kernels,
+                                          d.engine->id, point.clock_mhz));
+  }
+  if (!op.attention.empty() && d.kernels != nullptr) {
+    OpTimeEnergy sum;
+    for (kernel::AttentionShape shape : op.attention) {
+      // A schedule's average step may hold a fraction of a sequence of a kind (a prefill chunk
+      // every few steps): that share of one sequence's kernel.
+      const double share = std::min(1.0, shape.batch);
+      shape.batch = std::max(1.0, shape.batch);
+      const OpTimeEnergy one =
+          scaled(d, kernel::predict_attention(*d.device, shape, op.attention_format, *d.kernels,
+                                              d.engine->id, point.clock_mhz));
+      sum.time_s += share * one.time_s;
+      sum.energy_j += share * one.energy_j;
+      sum.compute_bound = sum.compute_bound || one.compute_bound;
+    }
+    return sum;
   }
   point.precision = op.math;
   const analytical::OpEstimate one =
