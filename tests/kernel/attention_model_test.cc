@@ -4,27 +4,12 @@
 
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
+#include "toy_device.h"
 
 namespace nnergy::kernel {
 namespace {
 
 using device::Precision;
-
-// Round numbers so that every expected value can be worked out by hand: 100 SMs, 1000 TFLOP/s
-// of bf16, 1 TB/s, 1 GHz.
-device::DeviceSpec toy_device() {
-  device::DeviceSpec d;
-  d.id = "toy";
-  d.sm_count = 100;
-  d.peak_flop_per_s = {
-      {Precision::kFp32, 10e12}, {Precision::kBf16, 1000e12}, {Precision::kFp8, 2000e12}};
-  d.memory_bandwidth_byte_per_s = 1e12;
-  d.tdp_w = 400;
-  d.idle_w = 100;
-  d.clock = {500, 1000, 1000, 100};
-  d.dvfs = {1.0, 1000};
-  return d;
-}
 
 // η_c = 0.5, η_x = 10, the full bandwidth, no fixed times, no overlap loss, 1 CTA per SM
 // saturates DRAM.

@@ -3,27 +3,10 @@
 #include <gtest/gtest.h>
 
 #include "nnergy/core/error.h"
+#include "toy_device.h"
 
 namespace nnergy::kernel {
 namespace {
-
-// 8 GPUs on a 100 GB/s-each-way fabric (200 GB/s both ways), PCIe Gen5 beside it.
-device::DeviceSpec toy_device() {
-  device::DeviceSpec d;
-  d.id = "toy";
-  d.sm_count = 100;
-  d.memory_bandwidth_byte_per_s = 1e12;
-  d.tdp_w = 400;
-  d.idle_w = 100;
-  d.clock = {500, 1000, 1000, 100};
-  d.dvfs = {1.0, 1000};
-  d.interconnect.scale_up_name = "ToyLink";
-  d.interconnect.scale_up_bidirectional_byte_per_s = 200e9;
-  d.interconnect.scale_up_domain_gpus = 8;
-  d.interconnect.pcie_generation = 5;
-  d.interconnect.pcie_bidirectional_byte_per_s = 128e9;
-  return d;
-}
 
 CollectiveParameters toy_parameters(bool one_shot) {
   CollectiveParameters p;

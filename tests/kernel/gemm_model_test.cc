@@ -6,27 +6,12 @@
 
 #include "nnergy/core/error.h"
 #include "nnergy/device/device_catalog.h"
+#include "toy_device.h"
 
 namespace nnergy::kernel {
 namespace {
 
 using device::Precision;
-
-// Round numbers so that every expected value can be worked out by hand: 100 SMs of 10 TFLOP/s
-// of bf16 each, 1 TB/s.
-device::DeviceSpec toy_device() {
-  device::DeviceSpec d;
-  d.id = "toy";
-  d.sm_count = 100;
-  d.peak_flop_per_s = {
-      {Precision::kFp32, 10e12}, {Precision::kBf16, 1000e12}, {Precision::kFp8, 2000e12}};
-  d.memory_bandwidth_byte_per_s = 1e12;
-  d.tdp_w = 400;
-  d.idle_w = 100;
-  d.clock = {500, 1000, 1000, 100};
-  d.dvfs = {1.0, 1000};  // constant voltage: power scales with the clock alone
-  return d;
-}
 
 // η_c = 0.5 (5 TFLOP/s of bf16 per SM), the full bandwidth, no fixed times; power: half the range
 // at full compute activity.

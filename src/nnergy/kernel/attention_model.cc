@@ -223,13 +223,7 @@ KernelEstimate predict_attention(const device::DeviceSpec& device, const Attenti
   } else {
     e.bound = t.compute_s >= t.memory_s ? Bound::kCompute : Bound::kMemory;
   }
-  const auto sigma = parameters.time_log_sigma.find(attention_parameters_key(shape.phase, format));
-  if (sigma != parameters.time_log_sigma.end())
-    e.time_std_s = device::relative_spread(sigma->second) * e.time_s;
-  e.power_std_w = device::relative_spread(parameters.power_log_sigma) * e.power_w;
-  const double rel_t = e.time_s > 0 ? e.time_std_s / e.time_s : 0;
-  const double rel_p = e.power_w > 0 ? e.power_std_w / e.power_w : 0;
-  e.energy_std_j = std::hypot(rel_t, rel_p) * e.energy_j;
+  set_uncertainty(e, parameters, attention_parameters_key(shape.phase, format));
   e.parameters = from.empty() ? fmt::format("{} {} attention kernels ({})", engine,
                                             to_string(shape.phase), format.name())
                               : from;

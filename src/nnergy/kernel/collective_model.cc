@@ -131,13 +131,7 @@ KernelEstimate predict_collective(const device::DeviceSpec& device, const Collec
   e.power_w = std::clamp(unconstrained_power_w(device, parameters.power, a, e.clock_mhz),
                          device.idle_w, device.tdp_w);
   e.energy_j = e.power_w * e.time_s;
-  if (const auto sigma = parameters.time_log_sigma.find("collective " + key);
-      sigma != parameters.time_log_sigma.end())
-    e.time_std_s = device::relative_spread(sigma->second) * e.time_s;
-  e.power_std_w = device::relative_spread(parameters.power_log_sigma) * e.power_w;
-  const double rel_t = e.time_std_s / e.time_s;
-  const double rel_p = e.power_w > 0 ? e.power_std_w / e.power_w : 0;
-  e.energy_std_j = std::hypot(rel_t, rel_p) * e.energy_j;
+  set_uncertainty(e, parameters, "collective " + key);
   e.parameters = from.empty() ? fmt::format("{} {} kernels over {}", library, key, link.name)
                               : from + " over " + link.name;
   return e;

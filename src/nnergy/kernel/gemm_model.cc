@@ -131,6 +131,17 @@ double gemm_time_s(const device::DeviceSpec& device, const GemmShape& shape, Gem
   return times(device, shape, format, p, clock_mhz).total_s;
 }
 
+void set_uncertainty(KernelEstimate& e, const KernelParameters& parameters,
+                     const std::string& time_key) {
+  const auto sigma = parameters.time_log_sigma.find(time_key);
+  if (sigma != parameters.time_log_sigma.end())
+    e.time_std_s = device::relative_spread(sigma->second) * e.time_s;
+  e.power_std_w = device::relative_spread(parameters.power_log_sigma) * e.power_w;
+  const double rel_t = e.time_s > 0 ? e.time_std_s / e.time_s : 0;
+  const double rel_p = e.power_w > 0 ? e.power_std_w / e.power_w : 0;
+  e.energy_std_j = std::hypot(rel_t, rel_p) * e.energy_j;
+}
+
 KernelEstimate predict_gemm(const device::DeviceSpec& device, const GemmShape& shape,
                             GemmFormat format, const KernelParameters& parameters,
                             const std::string& engine, double clock_mhz) {
@@ -184,13 +195,7 @@ KernelEstimate predict_gemm(const device::DeviceSpec& device, const GemmShape& s
   } else {
     e.bound = t.compute_s >= t.memory_s ? Bound::kCompute : Bound::kMemory;
   }
-  const auto sigma = parameters.time_log_sigma.find(std::string(f.name));
-  if (sigma != parameters.time_log_sigma.end())
-    e.time_std_s = device::relative_spread(sigma->second) * e.time_s;
-  e.power_std_w = device::relative_spread(parameters.power_log_sigma) * e.power_w;
-  const double rel_t = e.time_s > 0 ? e.time_std_s / e.time_s : 0;
-  const double rel_p = e.power_w > 0 ? e.power_std_w / e.power_w : 0;
-  e.energy_std_j = std::hypot(rel_t, rel_p) * e.energy_j;
+  set_uncertainty(e, parameters, std::string(f.name));
   e.parameters = from.empty() ? fmt::format("{} {} kernels", engine, f.name) : from;
   return e;
 }

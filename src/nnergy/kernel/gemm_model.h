@@ -60,6 +60,11 @@ struct KernelEstimate {
   std::string parameters;  ///< which fitted parameters were used, for notes
 };
 
+/// Sets `e`'s time, power and energy 1σ from the leave-one-GPU-out spreads: the time's of
+/// `time_key` in parameters.time_log_sigma (none when absent), the power's pooled one.
+void set_uncertainty(KernelEstimate& e, const KernelParameters& parameters,
+                     const std::string& time_key);
+
 /// Predicts `shape` in `format` with `engine`'s kernels on `device` at `clock_mhz` (its boost
 /// clock when 0). Throws InvalidInput when the device has no peak for the format's units
 /// (naming the formats it can run) or for a non-positive dimension.
