@@ -1,6 +1,7 @@
 #include "nnergy/calibration/power_calibration.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -252,11 +253,14 @@ TEST(PublishedBandwidths, CopyKernelBandwidthsOfCatalogGpusBecomeAnchorsAndTheRe
                      {"percent", "expected a fraction in (0, 1] of the datasheet bandwidth"}}));
 }
 
-// A data directory like the project's, with `protocols` as its protocols.json.
+// A data directory like the project's, with `protocols` as its protocols.json; one per test and
+// process (ctest runs the tests of this file in parallel processes).
 std::filesystem::path data_dir_with_protocols(const std::string& protocols) {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() /
-      ("nnergy-protocols-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+      ("nnergy-protocols-" +
+       std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" +
+       std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir / "calibration");
   for (const char* name : {"gpus.json", "networks.json", "assumed_batches.json", "layer_ops.json"})
