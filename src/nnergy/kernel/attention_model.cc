@@ -198,12 +198,7 @@ KernelEstimate predict_attention(const device::DeviceSpec& device, const Attenti
   const PoweredClock powered = run_under_power_limit(
       device, parameters.power, activity_at, clock_mhz > 0 ? clock_mhz : device.clock.boost_mhz);
   const Times t = times(device, shape, format, p, powered.clock_mhz);
-  KernelEstimate e;
-  e.clock_mhz = powered.clock_mhz;
-  e.time_s = t.total_s;
-  e.power_w = powered.power_w;
-  e.compute_power_w = powered.compute_power_w;
-  e.energy_j = e.power_w * e.time_s;
+  KernelEstimate e = estimate_at(powered, t.total_s);
   e.flop_count = 4 * shape.head_dim * shape.batch * shape.heads * attention_pairs(shape);
   e.byte_count = t.bytes;
   e.compute_s = t.compute_s;

@@ -131,6 +131,16 @@ double gemm_time_s(const device::DeviceSpec& device, const GemmShape& shape, Gem
   return times(device, shape, format, p, clock_mhz).total_s;
 }
 
+KernelEstimate estimate_at(const PoweredClock& powered, double time_s) {
+  KernelEstimate e;
+  e.clock_mhz = powered.clock_mhz;
+  e.time_s = time_s;
+  e.power_w = powered.power_w;
+  e.compute_power_w = powered.compute_power_w;
+  e.energy_j = powered.power_w * time_s;
+  return e;
+}
+
 void set_uncertainty(KernelEstimate& e, const KernelParameters& parameters,
                      const std::string& time_key) {
   const auto sigma = parameters.time_log_sigma.find(time_key);
@@ -171,12 +181,7 @@ KernelEstimate predict_gemm(const device::DeviceSpec& device, const GemmShape& s
       },
       clock);
   const Times t = times(device, shape, format, p, powered.clock_mhz);
-  KernelEstimate e;
-  e.clock_mhz = powered.clock_mhz;
-  e.power_w = powered.power_w;
-  e.compute_power_w = powered.compute_power_w;
-  e.time_s = t.total_s;
-  e.energy_j = e.power_w * t.total_s;
+  KernelEstimate e = estimate_at(powered, t.total_s);
   e.flop_count = 2 * shape.m * shape.n * shape.k * std::max(1.0, shape.batch);
   e.byte_count = dram_bytes(shape, format);
   e.compute_s = t.compute_s;

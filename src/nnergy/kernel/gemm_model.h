@@ -20,6 +20,7 @@
 #include "nnergy/device/device_spec.h"
 #include "nnergy/kernel/gemm_format.h"
 #include "nnergy/kernel/kernel_parameters.h"
+#include "nnergy/kernel/kernel_power.h"
 
 namespace nnergy::kernel {
 
@@ -59,6 +60,10 @@ struct KernelEstimate {
   double energy_std_j = 0;
   std::string parameters;  ///< which fitted parameters were used, for notes
 };
+
+/// A kernel of `time_s` run at `powered`'s clock and power: its time, clock, power (and the
+/// tensor units' share) and energy set, the rest left to the class.
+KernelEstimate estimate_at(const PoweredClock& powered, double time_s);
 
 /// Sets `e`'s time, power and energy 1σ from the leave-one-GPU-out spreads: the time's of
 /// `time_key` in parameters.time_log_sigma (none when absent), the power's pooled one.
