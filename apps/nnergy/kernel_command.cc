@@ -107,8 +107,10 @@ void add_kernel_command(CLI::App& app, CommandRun* selected, const std::string& 
     auto collective = std::make_shared<Options<api::KernelCollectiveRequest>>();
     api::KernelCollectiveRequest& cr = collective->request;
     cr.op = name;
+    const bool all_reduce = std::string(name) == "all-reduce";
     CLI::App* c = cmd->add_subcommand(
-        name, fmt::format("one {} among the GPUs of one node (NCCL, or the engine's own)", name));
+        name, fmt::format("one {} among the GPUs of one node ({})", name,
+                          all_reduce ? "the engine's own all-reduce kernel, or NCCL's" : "NCCL"));
     c->add_option("--bytes", cr.bytes,
                   "the message as nccl-tests sizes it (all-reduce: the tensor; all-gather: the "
                   "gathered output)")

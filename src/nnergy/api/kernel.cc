@@ -223,7 +223,8 @@ report::KernelReport kernel_collective(const KernelCollectiveRequest& r) {
   const kernel::CollectiveShape shape{*op, r.bytes, r.gpus};
   report::KernelReport out;
   try {
-    out.estimate = kernel::predict_collective(in.device, shape, in.parameters, in.engine);
+    out.estimate = kernel::predict_collective(in.device, shape, in.parameters, in.engine,
+                                              r.clock_mhz.value_or(0));
   } catch (const InvalidInput& e) {
     throw InvalidInput(setting_with_value(r.names, "gpus", std::to_string(r.gpus)) + ": " +
                        e.what());
@@ -241,8 +242,9 @@ report::KernelReport kernel_collective(const KernelCollectiveRequest& r) {
   out.notes.push_back(
       "the size is the message as nccl-tests counts it (the all-reduce's tensor, the "
       "all-gather's gathered output, the reduce-scatter's input, one GPU's all-to-all buffer); "
-      "the time is one collective inside a CUDA graph; the power is one GPU's board power while "
-      "it runs, idle included, and the energy one GPU's");
+      "the time is one collective inside a CUDA graph (the SM clock changes its power, not its "
+      "time: the link bounds it); the power is one GPU's board power while it runs, idle "
+      "included, and the energy one GPU's");
   describe(r, in, std::string(kernel::to_string(*op)), in.parameters.accuracy.collective, out);
   return out;
 }

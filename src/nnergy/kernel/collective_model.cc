@@ -105,7 +105,8 @@ double collective_time_s(const CollectiveShape& s, const CollectiveLink& link,
 }
 
 KernelEstimate predict_collective(const device::DeviceSpec& device, const CollectiveShape& s,
-                                  const KernelParameters& parameters, const std::string& engine) {
+                                  const KernelParameters& parameters, const std::string& engine,
+                                  double clock_mhz) {
   if (!(s.bytes >= 1) || !std::isfinite(s.bytes))
     throw InvalidInput(
         fmt::format("a collective's message must be at least 1 byte, got {}", s.bytes));
@@ -124,7 +125,7 @@ KernelEstimate predict_collective(const device::DeviceSpec& device, const Collec
   e.memory_s = e.byte_count / (p.efficiency * link.byte_per_s);
   const double fixed = p.latency_s + steps(s) * p.step_s;
   e.bound = fixed > e.memory_s ? Bound::kLatency : Bound::kLink;
-  e.clock_mhz = device.clock.boost_mhz;
+  e.clock_mhz = clock_mhz > 0 ? clock_mhz : device.clock.boost_mhz;
   // Each GPU reads what it sends and writes what it receives: DRAM traffic twice the wire's.
   Activity a;
   a.memory = std::min(1.0, 2 * e.byte_count / e.time_s / device.memory_bandwidth_byte_per_s);

@@ -54,12 +54,14 @@ CollectiveLink collective_link(const device::DeviceSpec& device, int gpus);
 std::string collective_parameters_key(CollectiveOp op, bool pcie);
 
 /// Predicts one collective with `engine`'s kernels (its custom all-reduce where fitted, NCCL
-/// otherwise) on `gpus` GPUs of `device`; the power is each GPU's board power while it runs
-/// (DRAM reads and writes of the payload, clocks up). Throws InvalidInput for a non-positive
+/// otherwise) on `gpus` GPUs of `device`; the power is each GPU's board power while it runs at
+/// `clock_mhz` (boost when 0): DRAM reads and writes of the payload, the clocked share. The time
+/// does not depend on the SM clock (the link bounds it). Throws InvalidInput for a non-positive
 /// size or a group beyond the fabric.
 KernelEstimate predict_collective(const device::DeviceSpec& device, const CollectiveShape& shape,
                                   const KernelParameters& parameters,
-                                  const std::string& engine = KernelParameters::kDefaultEngine);
+                                  const std::string& engine = KernelParameters::kDefaultEngine,
+                                  double clock_mhz = 0);
 
 /// The time alone with explicit parameters (`one_shot`: the library may read every peer's
 /// tensor in one step): what the fit evaluates.
