@@ -26,18 +26,17 @@ report::KernelCalibrationReport calibrate_kernels(const CalibrateKernelsRequest&
     throw InvalidInput(table.string() +
                        ": no GEMM of a GPU, format and engine nnergy knows; nothing to fit");
   }
-  // Memory-bound kernels with power for the power model's DRAM share: the decode-attention
-  // rows beside the GEMM table (none when a user's table stands alone).
+  // The attention table beside the GEMM table (none when a user's table stands alone), read
+  // once: its decode rows with power fix the power model's DRAM share, all its rows the
+  // attention class.
   const std::filesystem::path attention = table.parent_path() / "aic_attention.csv.gz";
+  const std::vector<calibration::MeasuredAttention> attention_rows =
+      std::filesystem::exists(attention) ? calibration::read_attention_table(attention, devices)
+                                         : std::vector<calibration::MeasuredAttention>{};
   const std::vector<calibration::MeasuredStream> streams =
-      std::filesystem::exists(attention)
-          ? calibration::read_decode_attention_power(attention, devices)
-          : std::vector<calibration::MeasuredStream>{};
+      calibration::decode_attention_streams(attention_rows);
   report.fit = calibration::fit_kernels(rows, streams, devices, r.progress);
-  // Fused attention, prefill and decode, from the same table.
-  if (std::filesystem::exists(attention))
-    calibration::fit_attention(calibration::read_attention_table(attention, devices), devices,
-                               report.fit);
+  calibration::fit_attention(attention_rows, devices, report.fit);
   // Collectives: NCCL's and the engines' all-reduce kernels.
   const std::filesystem::path comm = table.parent_path() / "aic_comm.csv.gz";
   if (std::filesystem::exists(comm))

@@ -188,6 +188,10 @@ std::vector<MeasuredAttention> read_attention_table(const std::filesystem::path&
     a.format.fp8_math = table.cell("precision") == "fp8";
     a.format.fp8_cache = table.cell("kv_dtype") == "fp8";
     a.latency_s = table.number_of("latency_us") * 1e-6;
+    if (table.has("power_w") && !table.cell("power_w").empty())
+      a.power_w = table.number_of("power_w");
+    if (table.has("kv_gbps") && !table.cell("kv_gbps").empty())
+      a.kv_byte_count = table.number_of("kv_gbps") * 1e9 * a.latency_s;
     a.source = table.where();
     if (!(a.latency_s > 0) || !(s.batch >= 1 && s.keys >= s.queries && s.heads >= s.kv_heads &&
                                 s.kv_heads >= 1 && s.head_dim >= 1))
@@ -234,35 +238,30 @@ std::vector<MeasuredCollective> read_collective_table(const std::filesystem::pat
   return rows;
 }
 
+std::vector<MeasuredStream> decode_attention_streams(const std::vector<MeasuredAttention>& rows) {
+  std::vector<MeasuredStream> streams;
+  for (const MeasuredAttention& a : rows) {
+    if (a.shape.phase != kernel::AttentionPhase::kDecode || !a.power_w || !a.kv_byte_count)
+      continue;
+    MeasuredStream s;
+    s.device_id = a.device_id;
+    s.engine = a.engine;
+    s.latency_s = a.latency_s;
+    s.byte_count = *a.kv_byte_count;
+    // The cache before the new token (the table's kv_len).
+    s.flop_count =
+        4 * a.shape.batch * a.shape.heads * (a.shape.keys - a.shape.queries) * a.shape.head_dim;
+    s.power_w = *a.power_w;
+    s.source = a.source;
+    if (!(s.power_w > 0)) throw InvalidInput(a.source + ": expected a positive power");
+    streams.push_back(std::move(s));
+  }
+  return streams;
+}
+
 std::vector<MeasuredStream> read_decode_attention_power(const std::filesystem::path& path,
                                                         const device::DeviceCatalog& catalog) {
-  Table table(path,
-              {"gpu", "op", "batch", "kv_len", "heads", "head_dim", "latency_us", "kv_gbps",
-               "power_w", "software", "qa"},
-              "aic_attention.csv.gz (gpu,precision,kv_dtype,op,batch,seq,kv_len,...)");
-  std::vector<MeasuredStream> rows;
-  for (std::size_t line = 1; line < table.lines(); ++line) {
-    if (!table.read(line)) continue;
-    if (table.cell("op") != "generation_attention" || table.cell("power_w").empty() ||
-        table.cell("kv_gbps").empty() || !table.cell("qa").empty())
-      continue;
-    const auto id = catalog_id_of_table_gpu(table.cell("gpu"));
-    const auto engine = engine_of(table.cell("software"));
-    if (!id || !engine || !in_catalog(catalog, *id)) continue;
-    MeasuredStream s;
-    s.device_id = *id;
-    s.engine = *engine;
-    s.latency_s = table.number_of("latency_us") * 1e-6;
-    s.byte_count = table.number_of("kv_gbps") * 1e9 * s.latency_s;
-    s.flop_count = 4 * table.number_of("batch") * table.number_of("heads") *
-                   table.number_of("kv_len") * table.number_of("head_dim");
-    s.power_w = table.number_of("power_w");
-    s.source = table.where();
-    if (!(s.latency_s > 0) || !(s.power_w > 0))
-      throw InvalidInput(table.where() + ": expected a positive latency and power");
-    rows.push_back(std::move(s));
-  }
-  return rows;
+  return decode_attention_streams(read_attention_table(path, catalog));
 }
 
 }  // namespace nnergy::calibration

@@ -37,7 +37,9 @@ struct MeasuredAttention {
   kernel::AttentionShape shape;
   kernel::AttentionFormat format;
   double latency_s = 0;
-  std::string source;  ///< file and line
+  std::optional<double> power_w;        ///< sustained board power, where measured
+  std::optional<double> kv_byte_count;  ///< the KV bytes the table gives (kv_gbps × latency)
+  std::string source;                   ///< file and line
 };
 
 /// One measured collective.
@@ -73,10 +75,11 @@ std::vector<MeasuredGemm> read_gemm_table(const std::filesystem::path& path,
                                           const device::DeviceCatalog& catalog,
                                           int* skipped = nullptr);
 
-/// Reads the decode-attention rows of `path` (the header of aic_attention.csv.gz) that have
-/// board power and no quality flag, for GPUs and engines nnergy knows. Bytes are the KV
-/// bandwidth the table gives (kv_gbps) times the latency. Throws InvalidInput as
-/// read_gemm_table does.
+/// The decode-attention rows of `rows` that have board power and the KV bandwidth, as streaming
+/// kernels: bytes the KV bandwidth times the latency, flops q·k and p·v over the cache.
+std::vector<MeasuredStream> decode_attention_streams(const std::vector<MeasuredAttention>& rows);
+
+/// decode_attention_streams of read_attention_table(path).
 std::vector<MeasuredStream> read_decode_attention_power(const std::filesystem::path& path,
                                                         const device::DeviceCatalog& catalog);
 
