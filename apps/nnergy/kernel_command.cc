@@ -1,5 +1,6 @@
-// `nnergy kernel gemm|attention`: the kernel model as a command — what one GEMM or fused
-// attention kernel costs on a GPU in time, board power and energy.
+// `nnergy kernel gemm|attention|moe|all-reduce|...`: the kernel model as a command — what one
+// GEMM, fused attention kernel, MoE layer or collective costs on a GPU in time, board power and
+// energy.
 #include <fmt/format.h>
 
 #include <memory>
@@ -58,8 +59,8 @@ void add_kernel_command(CLI::App& app, CommandRun* selected, const std::string& 
     const std::vector<std::string> extra = cmd->remaining();
     *selected = [extra]() -> CommandResult {
       throw InvalidInput(fmt::format(
-          "nnergy kernel {}: expected a kernel class: gemm, attention, all-reduce, all-gather, "
-          "reduce-scatter or all-to-all (moe is not modelled as a command yet)",
+          "nnergy kernel {}: expected a kernel class: gemm, attention, moe, all-reduce, "
+          "all-gather, reduce-scatter or all-to-all",
           extra.empty() ? std::string("(none)") : extra.front()));
     };
   });
@@ -102,6 +103,25 @@ void add_kernel_command(CLI::App& app, CommandRun* selected, const std::string& 
       ->capture_default_str();
   add_target_options(a, ar, attention->json);
   on_run(a, attention, selected, command_line, api::kernel_attention);
+
+  auto moe = std::make_shared<Options<api::KernelMoeRequest>>();
+  api::KernelMoeRequest& mr = moe->request;
+  CLI::App* m = cmd->add_subcommand(
+      "moe", "one fused MoE layer: the routed experts' grouped GEMMs on one GPU");
+  m->add_option("--tokens", mr.tokens, "tokens entering the layer")->required();
+  m->add_option("--hidden", mr.hidden, "the model's hidden size")->required();
+  m->add_option("--inter", mr.inter, "one expert's intermediate size (before --tp)")->required();
+  m->add_option("--topk", mr.topk, "experts each token chooses")->required();
+  m->add_option("--experts", mr.experts, "routed experts of the layer")->required();
+  m->add_option("--ep", mr.ep, "expert parallelism: this GPU holds experts/ep")
+      ->capture_default_str();
+  m->add_option("--tp", mr.tp, "tensor parallelism inside each expert")->capture_default_str();
+  m->add_option("--routing", mr.routing, "balanced, power-law (alpha 1.01) or power-law:ALPHA")
+      ->capture_default_str();
+  m->add_option("--precision", mr.format, "bf16 (fp16), fp8, fp8_block, nvfp4, ...")
+      ->capture_default_str();
+  add_target_options(m, mr, moe->json);
+  on_run(m, moe, selected, command_line, api::kernel_moe);
 
   for (const char* name : {"all-reduce", "all-gather", "reduce-scatter", "all-to-all"}) {
     auto collective = std::make_shared<Options<api::KernelCollectiveRequest>>();

@@ -52,14 +52,20 @@ class Kernel:
 
 def kernel(kind, *, device, engine=None, clock_mhz=None, devices_file=None, precision="bf16",
            m=None, n=None, k=None, batch=1, phase="prefill", seq=None, queries=None, heads=32,
-           kv_heads=8, head_dim=128, window=0, kv_precision="bf16", bytes=None, gpus=8):
-    """Predicts one kernel (api::kernel_gemm / api::kernel_attention, `nnergy kernel`).
+           kv_heads=8, head_dim=128, window=0, kv_precision="bf16", bytes=None, gpus=8,
+           tokens=None, hidden=None, inter=None, topk=None, experts=None, ep=1, tp=1,
+           routing="balanced"):
+    """Predicts one kernel (api::kernel_gemm, kernel_attention, kernel_moe, kernel_collective;
+    `nnergy kernel`).
 
     kind        "gemm": C[batch][m x n] = A[m x k] . B[k x n] (m, n, k required);
                 "attention": a fused attention kernel: phase ("prefill" or "decode"), batch
                 sequences, seq (prefill: the prompt; decode: the tokens already cached),
                 queries (a prefill chunk; decode: new tokens, default 1), heads, kv_heads,
                 head_dim, window (0: full causal), kv_precision;
+                "moe": one fused MoE layer on one GPU: tokens, hidden, inter (one expert's
+                intermediate size), topk, experts (required), ep, tp, routing ("balanced",
+                "power-law" or "power-law:ALPHA");
                 "all-reduce", "all-gather", "reduce-scatter", "all-to-all": bytes (the message
                 as nccl-tests sizes it) among gpus GPUs of one node
     device      a catalog GPU id or alias
@@ -87,6 +93,17 @@ def kernel(kind, *, device, engine=None, clock_mhz=None, devices_file=None, prec
             phase, float(batch), float(seq), None if queries is None else float(queries),
             float(heads), float(kv_heads), float(head_dim), float(window), precision,
             kv_precision, command_line=line, **common))
+    if kind == "moe":
+        given = (("tokens", tokens), ("hidden", hidden), ("inter", inter), ("topk", topk),
+                 ("experts", experts))
+        missing = [name for name, v in given if v is None]
+        if missing:
+            raise _core.InvalidInput(f"kernel('moe'): {', '.join(missing)}: required")
+        line = (f"nnergy.kernel('moe', tokens={tokens}, hidden={hidden}, inter={inter}, "
+                f"topk={topk}, experts={experts}, device={device!r})")
+        return Kernel(_core.kernel_moe_json(
+            float(tokens), float(hidden), float(inter), float(topk), float(experts), float(ep),
+            float(tp), routing, precision, command_line=line, **common))
     if kind in ("all-reduce", "all-gather", "reduce-scatter", "all-to-all"):
         if bytes is None:
             raise _core.InvalidInput(f"kernel({kind!r}): bytes: required")
@@ -94,5 +111,5 @@ def kernel(kind, *, device, engine=None, clock_mhz=None, devices_file=None, prec
         return Kernel(_core.kernel_collective_json(kind, float(bytes), int(gpus),
                                                    command_line=line, **common))
     raise _core.InvalidInput(
-        f"kernel: {kind!r}: expected a kernel class: 'gemm', 'attention', 'all-reduce', "
-        f"'all-gather', 'reduce-scatter' or 'all-to-all' (moe is not modelled yet)")
+        f"kernel: {kind!r}: expected a kernel class: 'gemm', 'attention', 'moe', 'all-reduce', "
+        f"'all-gather', 'reduce-scatter' or 'all-to-all'")

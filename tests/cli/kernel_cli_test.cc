@@ -1,6 +1,6 @@
-// End-to-end tests of `nnergy kernel gemm|attention`: the JSON keys tools read, a long GEMM on
-// a B200 at its power limit, measured attention kernels, and the refusals (exit 2, one line on
-// stderr, nothing on stdout).
+// End-to-end tests of `nnergy kernel gemm|attention|moe|all-reduce`: the JSON keys tools read, a
+// long GEMM on a B200 at its power limit, measured attention kernels, and the refusals (exit 2, one
+// line on stderr, nothing on stdout).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -71,6 +71,28 @@ TEST(KernelCli, ACollectiveNearItsMeasuredTime) {
   EXPECT_EQ(j["bound"], "link");
 }
 
+TEST(KernelCli, AMoeLayerNearItsMeasuredTime) {
+  // Measured (AIConfigurator's TensorRT-LLM 1.3 table): Mixtral-8x7B's routed experts (hidden
+  // 4096, expert intermediate 14336, top-2 of 8) for 4096 tokens on an H200 in bf16, 3595 us.
+  const json j = run_json({"kernel", "moe", "--tokens", "4096", "--hidden", "4096", "--inter",
+                           "14336", "--topk", "2", "--experts", "8", "--device", "h200", "--json"});
+  ASSERT_FALSE(j.is_null());
+  EXPECT_EQ(j["kernel"], "moe");
+  EXPECT_NEAR(j["totals"]["time_s"].get<double>(), 3595e-6, 3595e-6 * 0.3);
+  EXPECT_EQ(j["shape"]["active_experts"].get<double>(), 8);
+  EXPECT_GT(j["totals"]["time_std_s"].get<double>(), 0);
+  // Skewed routing: the GPU holding the favourite experts takes longer.
+  const json skewed = run_json({"kernel", "moe", "--tokens", "4096", "--hidden", "4096", "--inter",
+                                "14336", "--topk", "2", "--experts", "8", "--ep", "8", "--routing",
+                                "power-law", "--device", "h200", "--json"});
+  const json even =
+      run_json({"kernel", "moe", "--tokens", "4096", "--hidden", "4096", "--inter", "14336",
+                "--topk", "2", "--experts", "8", "--ep", "8", "--device", "h200", "--json"});
+  ASSERT_FALSE(skewed.is_null());
+  ASSERT_FALSE(even.is_null());
+  EXPECT_GT(skewed["totals"]["time_s"].get<double>(), even["totals"]["time_s"].get<double>());
+}
+
 TEST(KernelCli, RefusesWhatItCannotAnswerInOneLine) {
   const std::vector<std::vector<std::string>> cases = {
       {"kernel", "gemm", "--m", "0", "--n", "4096", "--k", "4096", "--device", "h100"},
@@ -94,6 +116,12 @@ TEST(KernelCli, RefusesWhatItCannotAnswerInOneLine) {
       {"kernel", "attention", "--seq", "100", "--kv-precision", "int4", "--device", "h100"},
       {"kernel", "all-reduce", "--bytes", "4096", "--gpus", "16", "--device", "h100"},
       {"kernel", "all-gather", "--bytes", "0", "--device", "h100"},
+      {"kernel", "moe", "--tokens", "16", "--hidden", "4096", "--inter", "14336", "--topk", "2",
+       "--experts", "8", "--ep", "3", "--device", "h100"},
+      {"kernel", "moe", "--tokens", "16", "--hidden", "4096", "--inter", "14336", "--topk", "9",
+       "--experts", "8", "--device", "h100"},
+      {"kernel", "moe", "--tokens", "16", "--hidden", "4096", "--inter", "14336", "--topk", "2",
+       "--experts", "8", "--routing", "zipf", "--device", "h100"},
   };
   const std::vector<std::string> expected = {"--m 0",
                                              "--m 1000000000000",
@@ -109,7 +137,10 @@ TEST(KernelCli, RefusesWhatItCannotAnswerInOneLine) {
                                              "--phase verify",
                                              "--kv-precision int4",
                                              "--gpus 16",
-                                             "--bytes 0"};
+                                             "--bytes 0",
+                                             "--ep 3",
+                                             "--topk 9",
+                                             "--routing zipf"};
   ASSERT_EQ(cases.size(), expected.size());
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const RunResult r = run_nnergy(cases[i]);

@@ -31,6 +31,33 @@ TEST(KernelParameters, RoundTripsThroughItsJson) {
   EXPECT_EQ(back.provenance, "test");
 }
 
+TEST(KernelParameters, RoundTripsTheMoeParametersApartFromTheGemms) {
+  KernelParameters k;
+  GemmParameters moe;
+  moe.compute_efficiency = 0.42;
+  k.moe["vllm"]["bf16"] = moe;
+  k.accuracy.moe = "MoE layer time ...";
+  const KernelParameters back = KernelParameters::parse(k.to_json_text(), "test.json");
+  EXPECT_DOUBLE_EQ(back.moe_for(GemmFormat::k16Bit, "vllm").compute_efficiency, 0.42);
+  EXPECT_TRUE(back.gemm.empty());
+  EXPECT_EQ(back.accuracy.moe, "MoE layer time ...");
+  std::string from;
+  EXPECT_DOUBLE_EQ(back.moe_for(GemmFormat::kFp8, "tensorrt-llm", &from).compute_efficiency, 0.42);
+  EXPECT_NE(from.find("vllm bf16 MoE kernels"), std::string::npos) << from;
+}
+
+TEST(KernelParameters, AFormatOnlyOneEngineWasMeasuredInIsTakenFromIt) {
+  // fp32 GEMMs are measured under PyTorch only; an engine's request for them takes those.
+  KernelParameters k;
+  GemmParameters fp32;
+  fp32.compute_efficiency = 0.7;
+  k.gemm["pytorch"]["fp32"] = fp32;
+  k.gemm["tensorrt-llm"]["bf16"] = GemmParameters{};
+  std::string from;
+  EXPECT_DOUBLE_EQ(k.gemm_for(GemmFormat::kFp32, "tensorrt-llm", &from).compute_efficiency, 0.7);
+  EXPECT_NE(from.find("pytorch fp32 kernels"), std::string::npos) << from;
+}
+
 TEST(KernelParameters, AFormatWithoutAFitTakesItsNeighboursAndSaysSo) {
   KernelParameters k;
   GemmParameters fp8;

@@ -39,6 +39,19 @@ def test_a_collective():
         nnergy.kernel("all-reduce", bytes=4096, gpus=16, device="h100")
 
 
+def test_a_moe_layer():
+    m = nnergy.kernel("moe", tokens=4096, hidden=4096, inter=14336, topk=2, experts=8,
+                      device="h200")
+    assert m.shape["active_experts"] == 8
+    assert m.totals.time_s > 0 and m.totals.energy_j > 0
+    assert any("MoE layer time" in n for n in m.notes)
+    with pytest.raises(nnergy.InvalidInput, match="ep 3"):
+        nnergy.kernel("moe", tokens=16, hidden=4096, inter=14336, topk=2, experts=8, ep=3,
+                      device="h200")
+    with pytest.raises(nnergy.InvalidInput, match="experts: required"):
+        nnergy.kernel("moe", tokens=16, hidden=4096, inter=14336, topk=2, device="h200")
+
+
 def test_bad_arguments_raise_invalid_input_naming_them():
     with pytest.raises(nnergy.InvalidInput, match="kv_heads 6"):
         nnergy.kernel("attention", seq=100, heads=32, kv_heads=6, device="h100")

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 
 #include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
@@ -11,6 +13,7 @@
 #include "nnergy/kernel/attention_model.h"
 #include "nnergy/kernel/collective_model.h"
 #include "nnergy/kernel/kernel_parameters.h"
+#include "nnergy/kernel/moe_model.h"
 
 namespace nnergy::api {
 
@@ -207,13 +210,123 @@ report::KernelReport kernel_attention(const KernelAttentionRequest& r) {
   return out;
 }
 
+namespace {
+
+// The default exponent of "power-law" routing: the skew of the measured MoE tables.
+constexpr double kDefaultPowerLawAlpha = 1.01;
+
+double routing_alpha(const KernelMoeRequest& r) {
+  if (r.routing == "balanced") return 0;
+  constexpr std::string_view kPowerLaw = "power-law";
+  if (r.routing == kPowerLaw) return kDefaultPowerLawAlpha;
+  if (r.routing.rfind("power-law:", 0) == 0) {
+    const std::string text = r.routing.substr(kPowerLaw.size() + 1);
+    char* end = nullptr;
+    const double alpha = std::strtod(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size() && alpha > 0 && alpha <= 10)
+      return alpha;
+  }
+  throw InvalidInput(
+      fmt::format("{} {}: expected balanced, power-law or power-law:<exponent in (0, 10]>",
+                  setting_name(r.names, "routing"), r.routing));
+}
+
+}  // namespace
+
+report::KernelReport kernel_moe(const KernelMoeRequest& r) {
+  check_dimension(r, "tokens", r.tokens);
+  check_dimension(r, "hidden", r.hidden);
+  check_dimension(r, "inter", r.inter);
+  check_dimension(r, "topk", r.topk);
+  check_dimension(r, "experts", r.experts);
+  check_dimension(r, "ep", r.ep);
+  check_dimension(r, "tp", r.tp);
+  if (r.topk > r.experts) {
+    throw InvalidInput(fmt::format("{} {:.0f}: at most the {} {:.0f}",
+                                   setting_name(r.names, "topk"), r.topk,
+                                   setting_name(r.names, "experts"), r.experts));
+  }
+  if (std::fmod(r.experts, r.ep) != 0) {
+    throw InvalidInput(fmt::format(
+        "{} {:.0f}: must divide the {} {:.0f} (each GPU holds "
+        "experts/ep of them)",
+        setting_name(r.names, "ep"), r.ep, setting_name(r.names, "experts"), r.experts));
+  }
+  if (std::fmod(r.inter, r.tp) != 0) {
+    throw InvalidInput(fmt::format("{} {:.0f}: must divide the {} {:.0f}",
+                                   setting_name(r.names, "tp"), r.tp,
+                                   setting_name(r.names, "inter"), r.inter));
+  }
+  const std::optional<kernel::GemmFormat> format = kernel::parse_gemm_format(r.format);
+  if (!format) {
+    throw InvalidInput(fmt::format("{} {}: not a GEMM format; expected one of: {}",
+                                   setting_name(r.names, "precision"), r.format,
+                                   kernel::known_gemm_formats()));
+  }
+  kernel::MoeShape shape;
+  shape.tokens = r.tokens;
+  shape.hidden = r.hidden;
+  shape.inter = r.inter;
+  shape.topk = r.topk;
+  shape.experts = r.experts;
+  shape.ep = r.ep;
+  shape.tp = r.tp;
+  shape.power_law_alpha = routing_alpha(r);
+  const Resolved in = resolve(r);
+  report::KernelReport out;
+  try {
+    out.estimate = kernel::predict_moe(in.device, shape, *format, in.parameters, in.engine,
+                                       r.clock_mhz.value_or(0));
+  } catch (const InvalidInput& e) {
+    throw InvalidInput(setting_name(r.names, "precision") + " " + r.format + ": " + e.what());
+  }
+  const kernel::GemmFormatInfo& f = kernel::info(*format);
+  double active = 0;
+  double busiest = 0;
+  for (const kernel::GemmGroup& g : kernel::expert_loads(shape)) {
+    active += g.count;
+    busiest = std::max(busiest, g.m);
+  }
+  out.kernel = "moe";
+  out.description = fmt::format(
+      "{} MoE layer, {:.0f} token(s) x top-{:.0f} of {:.0f} experts (hidden {:.0f}, expert "
+      "intermediate {:.0f}{}{}), {} routing",
+      f.name, r.tokens, r.topk, r.experts, r.hidden, r.inter,
+      r.tp > 1 ? fmt::format(", tp {:.0f}", r.tp) : "",
+      r.ep > 1 ? fmt::format(", ep {:.0f}: {:.0f} experts here", r.ep, r.experts / r.ep) : "",
+      shape.power_law_alpha > 0 ? fmt::format("power-law (alpha {:.2f})", shape.power_law_alpha)
+                                : std::string("balanced"));
+  out.shape = {{"tokens", r.tokens}, {"hidden", r.hidden},       {"inter", r.inter},
+               {"topk", r.topk},     {"experts", r.experts},     {"ep", r.ep},
+               {"tp", r.tp},         {"active_experts", active}, {"busiest_expert_rows", busiest}};
+  out.tile_meaning.clear();
+  out.peak_flop_per_s = *in.device.peak(kernel::units(in.device, *format));
+  out.notes.push_back(fmt::format(
+      "predicted by nnergy's kernel model (the {:.0f} active experts' up and down projections "
+      "as two grouped GEMMs, each expert's rows padded to its tiles, all tiles in waves over the "
+      "SMs, every active expert's weights read once; the tokens permuted to their experts and "
+      "back) with {}; {}",
+      active, out.estimate.parameters, provenance(in.parameters)));
+  if (shape.power_law_alpha > 0)
+    out.notes.push_back(
+        "power-law routing: expert i gets a share of the choices proportional to i^-alpha (at "
+        "most one per token); this GPU holds the most-chosen experts, the rank the others wait "
+        "for");
+  out.notes.push_back(
+      "the time is the layer's routed experts in a steady loop inside a CUDA graph, without the "
+      "router, the shared experts and the all-to-all of expert parallelism (nnergy kernel "
+      "all-to-all); the power is the whole board's while it runs steadily, idle included");
+  describe(r, in, std::string(f.name), in.parameters.accuracy.moe, out);
+  return out;
+}
+
 report::KernelReport kernel_collective(const KernelCollectiveRequest& r) {
   const std::optional<kernel::CollectiveOp> op = kernel::parse_collective(r.op);
   if (!op) {
-    throw InvalidInput(fmt::format(
-        "nnergy kernel {}: expected a kernel class: gemm, attention, all-reduce, all-gather, "
-        "reduce-scatter or all-to-all",
-        r.op));
+    throw InvalidInput(
+        fmt::format("nnergy kernel {}: expected a kernel class: gemm, attention, moe, all-reduce, "
+                    "all-gather, reduce-scatter or all-to-all",
+                    r.op));
   }
   if (!(r.bytes >= 1 && r.bytes <= 1e13 && r.bytes == std::floor(r.bytes))) {
     throw InvalidInput(fmt::format("{} {}: expected a whole number of bytes from 1 to 1e13",

@@ -50,6 +50,20 @@ struct KernelCollectiveRequest : KernelRequest {
   int gpus = 8;
 };
 
+/// What `nnergy kernel moe` needs: one fused MoE layer (the routed experts) on one GPU.
+struct KernelMoeRequest : KernelRequest {
+  double tokens = 0;  ///< tokens entering the layer
+  double hidden = 0;  ///< the model's hidden size
+  double inter = 0;   ///< one expert's intermediate size (before tensor parallelism)
+  double topk = 0;    ///< experts per token
+  double experts = 0;
+  double ep = 1;  ///< expert parallelism
+  double tp = 1;  ///< tensor parallelism inside each expert
+  /// "balanced", or "power-law" / "power-law:<α>" (α 1.01 when not given).
+  std::string routing = "balanced";
+  std::string format = "bf16";  ///< a kernel::GemmFormat name
+};
+
 /// The engines whose kernels `--engine` may name.
 inline constexpr const char* kKernelEngines[] = {"tensorrt-llm", "vllm", "sglang", "pytorch"};
 
@@ -64,6 +78,12 @@ report::KernelReport kernel_gemm(const KernelGemmRequest& request);
 /// query heads that are not a multiple of the KV heads, and fp8 products in decode or on a GPU
 /// without fp8 units.
 report::KernelReport kernel_attention(const KernelAttentionRequest& request);
+
+/// The same for a fused MoE layer (kernel/moe_model.h). Throws InvalidInput naming the setting
+/// for an unknown format or routing, a non-positive or absurd dimension, a top-k above the
+/// experts, an expert parallelism that does not divide the experts or a tensor parallelism the
+/// intermediate size, and a format the device cannot run.
+report::KernelReport kernel_moe(const KernelMoeRequest& request);
 
 /// The same for a collective (kernel/collective_model.h): the engine's own all-reduce kernel
 /// where it has one, NCCL otherwise. Throws InvalidInput naming the setting for an unknown

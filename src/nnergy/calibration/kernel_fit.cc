@@ -27,48 +27,26 @@ constexpr double kPriorSigma = 10.0;
 // Groups with fewer rows are not fitted (their format takes a neighbour's parameters).
 constexpr std::size_t kMinRows = 20;
 
-constexpr int kGemmParameters = 7;
-
-GemmParameters decode(const VectorXd& x) {
-  GemmParameters p;
-  p.compute_efficiency = logistic(x[0]);
-  p.memory_efficiency = logistic(x[1]);
-  p.latency_s = std::exp(x[2]);
-  p.k_half = std::exp(x[3]);
-  p.tile_exponent = std::exp(x[4]);
-  p.overlap_loss = logistic(x[5]);
-  p.quantize_latency_s = std::exp(x[6]);
-  return p;
-}
-
-VectorXd encode(const GemmParameters& p) {
-  VectorXd x(kGemmParameters);
-  x << logit(p.compute_efficiency), logit(p.memory_efficiency), std::log(p.latency_s),
-      std::log(p.k_half), std::log(p.tile_exponent), logit(p.overlap_loss),
-      std::log(p.quantize_latency_s);
-  return x;
-}
-
 GemmParameters fit_gemm(const std::vector<const MeasuredGemm*>& rows,
                         const device::DeviceCatalog& catalog) {
   std::vector<const device::DeviceSpec*> devices;
   devices.reserve(rows.size());
   for (const MeasuredGemm* r : rows) devices.push_back(&catalog.find(r->device_id));
-  const VectorXd prior = encode(GemmParameters{});
+  const VectorXd prior = encode_gemm_parameters(GemmParameters{});
   ResidualProblem problem;
-  problem.parameters = kGemmParameters;
-  problem.residuals = static_cast<int>(rows.size()) + kGemmParameters;
+  problem.parameters = kGemmParameterCount;
+  problem.residuals = static_cast<int>(rows.size()) + kGemmParameterCount;
   problem.evaluate = [&](const VectorXd& x, VectorXd& f) {
-    const GemmParameters p = decode(x);
+    const GemmParameters p = decode_gemm_parameters(x);
     for (std::size_t i = 0; i < rows.size(); ++i) {
       const double t = kernel::gemm_time_s(*devices[i], rows[i]->shape, rows[i]->format, p,
                                            devices[i]->clock.boost_mhz);
       f[static_cast<Eigen::Index>(i)] = std::log(t / rows[i]->latency_s);
     }
-    for (int j = 0; j < kGemmParameters; ++j)
+    for (int j = 0; j < kGemmParameterCount; ++j)
       f[static_cast<Eigen::Index>(rows.size()) + j] = (x[j] - prior[j]) / kPriorSigma;
   };
-  GemmParameters fitted = decode(minimize_residuals(problem, prior));
+  GemmParameters fitted = decode_gemm_parameters(minimize_residuals(problem, prior));
   fitted.measurements = static_cast<int>(rows.size());
   std::set<std::string> gpus;
   for (const MeasuredGemm* r : rows) gpus.insert(r->device_id);
@@ -211,6 +189,26 @@ std::vector<KernelScore> scores_of(
 
 }  // namespace
 
+GemmParameters decode_gemm_parameters(const VectorXd& x) {
+  GemmParameters p;
+  p.compute_efficiency = logistic(x[0]);
+  p.memory_efficiency = logistic(x[1]);
+  p.latency_s = std::exp(x[2]);
+  p.k_half = std::exp(x[3]);
+  p.tile_exponent = std::exp(x[4]);
+  p.overlap_loss = logistic(x[5]);
+  p.quantize_latency_s = std::exp(x[6]);
+  return p;
+}
+
+VectorXd encode_gemm_parameters(const GemmParameters& p) {
+  VectorXd x(kGemmParameterCount);
+  x << logit(p.compute_efficiency), logit(p.memory_efficiency), std::log(p.latency_s),
+      std::log(p.k_half), std::log(p.tile_exponent), logit(p.overlap_loss),
+      std::log(p.quantize_latency_s);
+  return x;
+}
+
 double stream_power_w(const MeasuredStream& s, const device::DeviceCatalog& catalog,
                       const kernel::PowerParameters& parameters) {
   const device::DeviceSpec& device = catalog.find(s.device_id);
@@ -287,11 +285,29 @@ KernelFit fit_kernels(const std::vector<MeasuredGemm>& rows,
   k.power_log_sigma = pooled_log_rms(gemm_scores, "power", "");
   k.accuracy.time = accuracy_line(fit.out_of_sample, "time", "GEMM time");
   k.accuracy.power = accuracy_line(fit.out_of_sample, "power", "Kernel board power");
+  // The engines' GEMMs (AIConfigurator's tables) and PyTorch's fp32 ones (NeuSight's), apart.
+  std::set<std::string> engine_gpus;
+  std::set<std::string> pytorch_gpus;
+  std::size_t pytorch = 0;
+  for (const MeasuredGemm& r : rows) {
+    if (r.engine == kPytorchEngine) {
+      ++pytorch;
+      pytorch_gpus.insert(r.device_id);
+    } else {
+      engine_gpus.insert(r.device_id);
+    }
+  }
+  const std::string fp32_source = pytorch > 0
+                                      ? fmt::format(
+                                            " and {} PyTorch fp32 GEMMs of {} GPUs from NeuSight's "
+                                            "(sitar-lab/NeuSight, MIT)",
+                                            pytorch, pytorch_gpus.size())
+                                      : std::string();
   k.provenance = fmt::format(
       "fitted by nnergy calibrate --kernels on {} measured GEMMs of {} GPUs and {} kernels with "
       "sustained power (GEMMs and decode attention) from AIConfigurator's tables "
-      "(ai-dynamo/aiconfigurator, Apache-2.0; data/calibration/kernels/README.md)",
-      rows.size(), gpus.size(), fit.power_rows);
+      "(ai-dynamo/aiconfigurator, Apache-2.0){}; data/calibration/kernels/README.md",
+      rows.size() - pytorch, engine_gpus.size(), fit.power_rows, fp32_source);
   return fit;
 }
 

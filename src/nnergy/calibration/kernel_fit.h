@@ -4,6 +4,7 @@
 // fitted on measured kernels, and scored leave-one-GPU-out: each GPU's kernels predicted with
 // parameters fitted on the other GPUs' only, as a GPU that nobody measured would be.
 
+#include <Eigen/Core>
 #include <string>
 #include <vector>
 
@@ -24,7 +25,14 @@ struct KernelFit {
   int power_rows = 0;
   int attention_rows = 0;
   int collective_rows = 0;
+  int moe_rows = 0;
 };
+
+/// The GEMM parameters in the fitted scale (logit of the efficiencies and the overlap loss, log
+/// of the times, depth and exponent), and back: the GEMMs' and the MoE layers' fits share them.
+inline constexpr int kGemmParameterCount = 7;
+Eigen::VectorXd encode_gemm_parameters(const kernel::GemmParameters& p);
+kernel::GemmParameters decode_gemm_parameters(const Eigen::VectorXd& x);
 
 /// Rows with power that the power fit uses: sustained kernels of at least this long (NVML
 /// averages over 100 ms; shorter kernels' readings mix in the state before them).

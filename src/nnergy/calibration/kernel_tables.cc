@@ -42,8 +42,21 @@ bool in_catalog(const device::DeviceCatalog& catalog, const std::string& id) {
 std::optional<std::string> catalog_id_of_table_gpu(const std::string& gpu) {
   // AIConfigurator's systems: its a100_sxm is the 80 GB SXM4 board of DGX A100 (2.0 TB/s).
   static const std::map<std::string, std::string> kIds = {
-      {"h100_sxm", "h100-sxm"},  {"h200_sxm", "h200"}, {"b200_sxm", "b200"}, {"l40s", "l40s"},
-      {"a100_sxm", "a100-80gb"}, {"gb200", "gb200"},   {"b300_sxm", "b300"},
+      {"h100_sxm", "h100-sxm"},
+      {"h200_sxm", "h200"},
+      {"b200_sxm", "b200"},
+      {"l40s", "l40s"},
+      {"a100_sxm", "a100-80gb"},
+      {"gb200", "gb200"},
+      {"b300_sxm", "b300"},
+      // NeuSight's PCIe boards.
+      {"p4", "p4"},
+      {"p100_pcie_16gb", "p100-pcie-16gb"},
+      {"t4", "t4"},
+      {"v100_pcie_32gb", "v100-pcie-32gb"},
+      {"l4", "l4"},
+      {"a100_pcie_40gb", "a100-pcie-40gb"},
+      {"a100_pcie_80gb", "a100-pcie-80gb"},
   };
   const auto it = kIds.find(gpu);
   if (it == kIds.end()) return std::nullopt;
@@ -153,6 +166,82 @@ std::vector<MeasuredGemm> read_gemm_table(const std::filesystem::path& path,
     rows.push_back(std::move(g));
   }
   if (skipped != nullptr) *skipped = skip;
+  return rows;
+}
+
+std::vector<MeasuredGemm> read_pytorch_fp32_gemm_table(const std::filesystem::path& path,
+                                                       const device::DeviceCatalog& catalog) {
+  Table table(path, {"gpu", "precision", "op", "batch", "m", "n", "k", "latency_us", "software"},
+              "neusight_ops.csv.gz (gpu,precision,op,batch,m,n,k,latency_us,...)");
+  std::vector<MeasuredGemm> rows;
+  for (std::size_t line = 1; line < table.lines(); ++line) {
+    if (!table.read(line)) continue;
+    const std::string& op = table.cell("op");
+    if ((op != "linear" && op != "bmm") || table.cell("precision") != "fp32") continue;
+    const auto id = catalog_id_of_table_gpu(table.cell("gpu"));
+    if (!id || !in_catalog(catalog, *id)) continue;
+    MeasuredGemm g;
+    g.device_id = *id;
+    g.engine = kPytorchEngine;
+    g.software = table.cell("software");
+    g.format = kernel::GemmFormat::kFp32;
+    // (B, M, N)·(N, K): the table's n is the reduction, its k the output columns.
+    g.shape = {table.number_of("m"), table.number_of("k"), table.number_of("n"),
+               table.number_of("batch")};
+    g.latency_s = table.number_of("latency_us") * 1e-6;
+    g.source = table.where();
+    if (!(g.latency_s > 0) ||
+        !(g.shape.m >= 1 && g.shape.n >= 1 && g.shape.k >= 1 && g.shape.batch >= 1)) {
+      throw InvalidInput(table.where() + ": expected positive dimensions and latency");
+    }
+    rows.push_back(std::move(g));
+  }
+  return rows;
+}
+
+std::vector<MeasuredMoe> read_moe_table(const std::filesystem::path& path,
+                                        const device::DeviceCatalog& catalog) {
+  Table table(path,
+              {"gpu", "precision", "num_tokens", "hidden", "inter", "topk", "num_experts", "moe_tp",
+               "moe_ep", "distribution", "latency_us", "software", "kernel_source"},
+              "aic_moe.csv.gz (gpu,precision,op,num_tokens,hidden,inter,topk,...)");
+  std::vector<MeasuredMoe> rows;
+  for (std::size_t line = 1; line < table.lines(); ++line) {
+    if (!table.read(line)) continue;
+    if (table.cell("kernel_source") == "moe_torch_flow_min_latency") continue;
+    const auto id = catalog_id_of_table_gpu(table.cell("gpu"));
+    const auto format = kernel::parse_gemm_format(table.cell("precision"));
+    const auto engine = engine_of(table.cell("software"));
+    if (!id || !format || !engine || !in_catalog(catalog, *id)) continue;
+    MeasuredMoe m;
+    m.device_id = *id;
+    m.engine = *engine;
+    m.software = table.cell("software");
+    m.format = *format;
+    m.shape.tokens = table.number_of("num_tokens");
+    m.shape.hidden = table.number_of("hidden");
+    m.shape.inter = table.number_of("inter");
+    m.shape.topk = table.number_of("topk");
+    m.shape.experts = table.number_of("num_experts");
+    m.shape.tp = table.number_of("moe_tp");
+    m.shape.ep = table.number_of("moe_ep");
+    const std::string& distribution = table.cell("distribution");
+    constexpr std::string_view kPowerLaw = "power_law_";
+    if (distribution.rfind(kPowerLaw, 0) == 0) {
+      m.shape.power_law_alpha =
+          number(distribution.substr(kPowerLaw.size()), table.where(), "distribution");
+    } else if (distribution != "balanced") {
+      throw InvalidInput(fmt::format(
+          "{}: column 'distribution': expected balanced or power_law_<exponent>, found '{}'",
+          table.where(), distribution));
+    }
+    m.latency_s = table.number_of("latency_us") * 1e-6;
+    if (table.has("power_w") && !table.cell("power_w").empty())
+      m.power_w = table.number_of("power_w");
+    m.source = table.where();
+    if (!(m.latency_s > 0)) throw InvalidInput(table.where() + ": expected a positive latency");
+    rows.push_back(std::move(m));
+  }
   return rows;
 }
 

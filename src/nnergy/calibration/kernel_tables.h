@@ -14,6 +14,7 @@
 #include "nnergy/kernel/collective_model.h"
 #include "nnergy/kernel/gemm_format.h"
 #include "nnergy/kernel/gemm_model.h"
+#include "nnergy/kernel/moe_model.h"
 
 namespace nnergy::calibration {
 
@@ -40,6 +41,18 @@ struct MeasuredAttention {
   std::optional<double> power_w;        ///< sustained board power, where measured
   std::optional<double> kv_byte_count;  ///< the KV bytes the table gives (kv_gbps × latency)
   std::string source;                   ///< file and line
+};
+
+/// One measured fused MoE layer.
+struct MeasuredMoe {
+  std::string device_id;
+  std::string engine;
+  std::string software;
+  kernel::GemmFormat format = kernel::GemmFormat::k16Bit;
+  kernel::MoeShape shape;
+  double latency_s = 0;
+  std::optional<double> power_w;  ///< sustained board power, where measured
+  std::string source;             ///< file and line
 };
 
 /// One measured collective.
@@ -75,6 +88,15 @@ std::vector<MeasuredGemm> read_gemm_table(const std::filesystem::path& path,
                                           const device::DeviceCatalog& catalog,
                                           int* skipped = nullptr);
 
+/// The engine name of PyTorch's own kernels (cuBLAS through torch.matmul and nn.Linear).
+inline constexpr const char* kPytorchEngine = "pytorch";
+
+/// Reads the fp32 linear and bmm rows of `path` (the header of neusight_ops.csv.gz: PyTorch
+/// 2.1 on CUDA 12.1, TF32 off, so the CUDA cores' SGEMM kernels) for GPUs nnergy knows, as
+/// engine kPytorchEngine's fp32 GEMMs. Throws InvalidInput as read_gemm_table does.
+std::vector<MeasuredGemm> read_pytorch_fp32_gemm_table(const std::filesystem::path& path,
+                                                       const device::DeviceCatalog& catalog);
+
 /// The decode-attention rows of `rows` that have board power and the KV bandwidth, as streaming
 /// kernels: bytes the KV bandwidth times the latency, flops q·k and p·v over the cache.
 std::vector<MeasuredStream> decode_attention_streams(const std::vector<MeasuredAttention>& rows);
@@ -88,6 +110,13 @@ std::vector<MeasuredStream> read_decode_attention_power(const std::filesystem::p
 /// row's kv_len is the cache before the new token. Throws InvalidInput as read_gemm_table does.
 std::vector<MeasuredAttention> read_attention_table(const std::filesystem::path& path,
                                                     const device::DeviceCatalog& catalog);
+
+/// Reads the fused MoE layers of `path` (the header of aic_moe.csv.gz) for GPUs, formats and
+/// engines nnergy knows; TensorRT-LLM's min-latency kernels (the same layers timed by a second
+/// code path) are left out. "power_law_<α>" routing becomes MoeShape::power_law_alpha. Throws
+/// InvalidInput as read_gemm_table does.
+std::vector<MeasuredMoe> read_moe_table(const std::filesystem::path& path,
+                                        const device::DeviceCatalog& catalog);
 
 /// Reads the collectives of `path` (the header of aic_comm.csv.gz) that engines run in their CUDA
 /// graphs (NCCL, and their custom all-reduce kernels; the eager variants are left out), for

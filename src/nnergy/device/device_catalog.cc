@@ -129,6 +129,8 @@ DeviceSpec parse_device(const json& entry, const std::string& source, std::size_
   d.memory_gib = r.number_or("memory_gib", 0);
   d.memory_type = r.text_or("memory_type", "");
   d.sm_count = r.integer("sm_count", "streaming multiprocessors", 0, 1'000'000);
+  d.exp_per_clock_per_sm = r.integer_or("exp_per_clock_per_sm", d.exp_per_clock_per_sm,
+                                        "exponentials per clock per SM", 1, 1024);
   d.memory_bandwidth_byte_per_s = r.number("memory_bandwidth_byte_per_s", "B/s");
   d.tdp_w = r.number("tdp_w", "W");
   d.idle_w = r.number("idle_w", "W");

@@ -134,8 +134,11 @@ struct DeviceSpec {
   std::string architecture;
   int release_year = 0;
   double memory_gib = 0;
-  std::string memory_type;                      ///< e.g. "HBM3", "GDDR6"; empty: not given
-  int sm_count = 0;                             ///< streaming multiprocessors (compute units)
+  std::string memory_type;  ///< e.g. "HBM3", "GDDR6"; empty: not given
+  int sm_count = 0;         ///< streaming multiprocessors (compute units)
+  /// Exponentials one SM's special-function units compute per clock (a softmax's rate): 16,
+  /// twice that on Blackwell Ultra (B300, GB300).
+  int exp_per_clock_per_sm = 16;
   std::map<Precision, double> peak_flop_per_s;  ///< dense peaks at boost clock, flop/s
   double memory_bandwidth_byte_per_s = 0;
   double tdp_w = 0;   ///< board power limit, W

@@ -18,8 +18,6 @@ constexpr double kQueryTile = 64;
 constexpr double kSmallestQueryTile = 16;
 // Rows of one tensor-core tile: a decode step's query rows of one KV head are padded to it.
 constexpr double kTensorRows = 16;
-// Exponentials per clock per SM (the special-function units' rate, Ampere to Blackwell).
-constexpr double kExpPerClockPerSm = 16;
 // Keys per split of a decode kernel that splits the cache across SMs (flash-decoding).
 constexpr double kDecodeSplitKeys = 256;
 // Bytes of the 16-bit queries and outputs.
@@ -81,7 +79,8 @@ Times prefill_times(const device::DeviceSpec& device, const AttentionShape& s,
   const double all_pairs = s.batch * s.heads * pairs;
   t.tensor_s = 4 * s.head_dim * all_pairs /
                (p.compute_efficiency * peak_of(device, f) * clock_ratio) / wave_use;
-  const double exp_s = all_pairs / (p.exp_efficiency * kExpPerClockPerSm * sms * clock_hz);
+  const double exp_s =
+      all_pairs / (p.exp_efficiency * device.exp_per_clock_per_sm * sms * clock_hz);
   t.compute_s = t.tensor_s + exp_s / wave_use + t.waves * p.cta_s / clock_ratio;
   t.bytes = dram_bytes(s, f);
   return t;
@@ -104,7 +103,7 @@ Times decode_times(const device::DeviceSpec& device, const AttentionShape& s,
   t.tensor_s = 4 * s.head_dim * sequences_heads * rows * keys /
                (p.compute_efficiency * peak_of(device, f) * clock_ratio);
   const double exp_s = s.batch * s.queries * s.heads * keys /
-                       (p.exp_efficiency * kExpPerClockPerSm * sms * clock_hz);
+                       (p.exp_efficiency * device.exp_per_clock_per_sm * sms * clock_hz);
   t.compute_s = t.tensor_s + exp_s + p.cta_s * sequences_heads / sms / clock_ratio;
   t.bytes = dram_bytes(s, f);
   const double parallel = std::min(1.0, t.ctas / (sms * p.saturating_ctas));

@@ -11,7 +11,7 @@
 //   against the key blocks up to its last query (within the window), in waves over the SMs;
 // - t_c = (4·d·pairs/(η_c·peak) + pairs/(η_x·16·SMs·f))/wave use + waves·t_cta, pairs the
 //   padded (query, key) pairs of all tiles and heads: the products on the tensor units and the
-//   exponentials on the SMs' special-function units (16 per clock per SM);
+//   exponentials on the SMs' special-function units (16 per clock per SM; 32 on Blackwell Ultra);
 // - t_m: queries, outputs and the keys and values read once over η_m of the bandwidth.
 // Decode (one or a few new tokens per sequence against its KV cache):
 // - t_m: the KV cache (and queries and outputs) over η_m of the bandwidth, as far as the

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <span>
 
 #include "nnergy/core/error.h"
 #include "nnergy/kernel/kernel_power.h"
@@ -31,27 +32,38 @@ struct Times {
   double memory_s = 0;
   double quantize_s = 0;
   double total_s = 0;
+  double bytes = 0;  // DRAM bytes, each operand once
   Tile tile{0, 0};
   double waves = 0;
   double tiles = 0;
   double split = 1;
 };
 
-Times times(const device::DeviceSpec& device, const GemmShape& s, GemmFormat format,
-            const GemmParameters& p, double clock_mhz) {
+// The products of `groups` (each `count` products of m × k by k × n), their tiles scheduled
+// together in waves over the SMs.
+Times times(const device::DeviceSpec& device, std::span<const GemmGroup> groups, double n, double k,
+            GemmFormat format, const GemmParameters& p, double clock_mhz) {
   const GemmFormatInfo& f = info(format);
   const double peak = device.peak(units(device, format)).value_or(0);
   const double clock_ratio = clock_mhz / device.clock.boost_mhz;
   const double sms = std::max(1, device.sm_count);
   Times t;
   t.compute_s = INFINITY;
+  double rows = 0;
+  double products = 0;
+  for (const GemmGroup& g : groups) {
+    rows += g.m * g.count;
+    products += g.count;
+  }
   for (const Tile& tile : kTiles) {
-    const double tiles = std::ceil(s.m / tile.m) * std::ceil(s.n / tile.n) * std::max(1.0, s.batch);
+    double tiles = 0;
+    for (const GemmGroup& g : groups) tiles += std::ceil(g.m / tile.m) * g.count;
+    tiles *= std::ceil(n / tile.n);
     const double split =
         tiles >= sms
             ? 1.0
-            : std::max(1.0, std::min(std::floor(sms / tiles), std::floor(s.k / kMinSplitDepth)));
-    const double depth = s.k / split;
+            : std::max(1.0, std::min(std::floor(sms / tiles), std::floor(k / kMinSplitDepth)));
+    const double depth = k / split;
     const double waves = std::ceil(tiles * split / sms);
     const double area = static_cast<double>(tile.m) * tile.n;
     const double sm_rate = p.compute_efficiency *
@@ -68,15 +80,20 @@ Times times(const device::DeviceSpec& device, const GemmShape& s, GemmFormat for
   }
   const double bandwidth = p.memory_efficiency * device.memory_bandwidth_byte_per_s *
                            std::min(1.0, clock_ratio / kMemorySaturationClockRatio);
-  const double batch = std::max(1.0, s.batch);
-  const double bytes =
-      batch * (s.m * s.k * f.input_bytes + s.k * s.n * f.weight_bytes + s.m * s.n * f.output_bytes);
-  t.memory_s = bytes / bandwidth;
+  t.bytes =
+      rows * k * f.input_bytes + products * k * n * f.weight_bytes + rows * n * f.output_bytes;
+  t.memory_s = t.bytes / bandwidth;
   if (f.quantizes_input)
-    t.quantize_s = p.quantize_latency_s + batch * s.m * s.k * (2 + f.input_bytes) / bandwidth;
+    t.quantize_s = p.quantize_latency_s + rows * k * (2 + f.input_bytes) / bandwidth;
   t.total_s = p.latency_s + std::max(t.compute_s, t.memory_s) +
               p.overlap_loss * std::min(t.compute_s, t.memory_s) + t.quantize_s;
   return t;
+}
+
+Times times(const device::DeviceSpec& device, const GemmShape& s, GemmFormat format,
+            const GemmParameters& p, double clock_mhz) {
+  const GemmGroup group{s.m, std::max(1.0, s.batch)};
+  return times(device, std::span<const GemmGroup>(&group, 1), s.n, s.k, format, p, clock_mhz);
 }
 
 double dram_bytes(const GemmShape& s, GemmFormat format) {
@@ -129,6 +146,13 @@ std::string formats_of(const device::DeviceSpec& device) {
 double gemm_time_s(const device::DeviceSpec& device, const GemmShape& shape, GemmFormat format,
                    const GemmParameters& p, double clock_mhz) {
   return times(device, shape, format, p, clock_mhz).total_s;
+}
+
+GroupedGemmTime grouped_gemm_time(const device::DeviceSpec& device,
+                                  std::span<const GemmGroup> groups, double n, double k,
+                                  GemmFormat format, const GemmParameters& p, double clock_mhz) {
+  const Times t = times(device, groups, n, k, format, p, clock_mhz);
+  return {t.total_s, t.compute_s, t.memory_s, t.bytes, t.waves};
 }
 
 KernelEstimate estimate_at(const PoweredClock& powered, double time_s) {

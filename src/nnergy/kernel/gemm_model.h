@@ -15,6 +15,7 @@
 // - power from the kernel's activity (kernel/kernel_power.h); above the power limit the
 //   compute time stretches as the clocks drop.
 
+#include <span>
 #include <string>
 
 #include "nnergy/device/device_spec.h"
@@ -81,6 +82,28 @@ KernelEstimate predict_gemm(const device::DeviceSpec& device, const GemmShape& s
 /// The GEMM time alone (no power, no cap) with explicit parameters: what the fit evaluates.
 double gemm_time_s(const device::DeviceSpec& device, const GemmShape& shape, GemmFormat format,
                    const GemmParameters& p, double clock_mhz);
+
+/// `count` products of the same number of rows `m` (one expert's tokens in a grouped GEMM).
+struct GemmGroup {
+  double m = 0;
+  double count = 1;
+};
+
+/// What a grouped GEMM's time is made of, s (bytes in bytes).
+struct GroupedGemmTime {
+  double total_s = 0;     ///< t0 + max(t_c, t_m) + β·min(t_c, t_m) + the quantization's time
+  double compute_s = 0;   ///< t_c: the tiles of all groups in waves over the SMs
+  double memory_s = 0;    ///< t_m
+  double byte_count = 0;  ///< DRAM bytes: every group's inputs, weights and outputs once
+  double waves = 0;
+};
+
+/// The time of the products of `groups` (each `count` products of m × k by k × n, its own
+/// weights), their tiles scheduled together as one grouped kernel (MoE experts), with explicit
+/// parameters; gemm_time_s is the one-group case.
+GroupedGemmTime grouped_gemm_time(const device::DeviceSpec& device,
+                                  std::span<const GemmGroup> groups, double n, double k,
+                                  GemmFormat format, const GemmParameters& p, double clock_mhz);
 
 /// The units `format` runs on on `device`: the format's own, with fp16 for the 16-bit and
 /// weight-only formats on GPUs without bf16 units (Volta, Turing).

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -120,6 +121,64 @@ json collective_json(const CollectiveParameters& p) {
               {"measurements", p.measurements}, {"fitted_on", p.fitted_on}};
 }
 
+// Reads `root[name]` (engine → format → GEMM parameters) into `out`.
+void read_gemm_map(const json& root, const char* name, const std::string& source,
+                   std::map<std::string, std::map<std::string, GemmParameters>>& out) {
+  if (!root.contains(name)) return;
+  const json& o = root[name];
+  if (!o.is_object()) throw InvalidInput(fmt::format("{}: '{}': expected an object", source, name));
+  for (auto e = o.begin(); e != o.end(); ++e) {
+    const std::string where = fmt::format("{}: {}.{}", source, name, e.key());
+    if (!e.value().is_object()) throw InvalidInput(where + ": expected an object");
+    for (auto f = e.value().begin(); f != e.value().end(); ++f) {
+      if (!parse_gemm_format(f.key()))
+        throw InvalidInput(fmt::format("{}.{}: not a GEMM format; expected one of: {}", where,
+                                       f.key(), known_gemm_formats()));
+      out[e.key()][f.key()] = gemm_of(f.value(), where + "." + f.key());
+    }
+  }
+}
+
+json gemm_map_json(const std::map<std::string, std::map<std::string, GemmParameters>>& map) {
+  json g = json::object();
+  for (const auto& [engine, formats] : map) {
+    json e = json::object();
+    for (const auto& [format, p] : formats) e[format] = gemm_json(p);
+    g[engine] = e;
+  }
+  return g;
+}
+
+// The parameters of `format` under `engine` in `map` with gemm_for's fallbacks.
+GemmParameters lookup_gemm(const std::map<std::string, std::map<std::string, GemmParameters>>& map,
+                           const char* kernels, GemmFormat format, const std::string& engine,
+                           std::string* from) {
+  const std::string name(info(format).name);
+  std::vector<std::string> engines = {engine};
+  if (engine != KernelParameters::kDefaultEngine)
+    engines.emplace_back(KernelParameters::kDefaultEngine);
+  // Then any engine's kernels of the format (fp32 GEMMs are measured under PyTorch only).
+  for (const auto& [e, by_format] : map)
+    if (std::find(engines.begin(), engines.end(), e) == engines.end()) engines.push_back(e);
+  std::vector<std::string> formats = {name};
+  if (auto it = transfers().find(name); it != transfers().end())
+    formats.insert(formats.end(), it->second.begin(), it->second.end());
+  for (const std::string& f : formats) {
+    for (const std::string& e : engines) {
+      const auto eng = map.find(e);
+      if (eng == map.end()) continue;
+      const auto p = eng->second.find(f);
+      if (p == eng->second.end()) continue;
+      if (from != nullptr && (f != name || e != engine)) {
+        *from = fmt::format("{} {} {} (no fit of {} {} {})", e, f, kernels, engine, name, kernels);
+      }
+      return p->second;
+    }
+  }
+  if (from != nullptr) *from = "the built-in defaults (no kernel calibration)";
+  return {};
+}
+
 }  // namespace
 
 std::string attention_parameters_key(AttentionPhase phase, const AttentionFormat& format) {
@@ -143,19 +202,8 @@ KernelParameters KernelParameters::parse(const std::string& text, const std::str
   if (!root.is_object()) throw InvalidInput(source + ": expected a JSON object");
   KernelParameters k;
   k.provenance = root.value("provenance", "");
-  if (root.contains("gemm")) {
-    if (!root["gemm"].is_object()) throw InvalidInput(source + ": 'gemm': expected an object");
-    for (auto e = root["gemm"].begin(); e != root["gemm"].end(); ++e) {
-      if (!e.value().is_object())
-        throw InvalidInput(source + ": gemm." + e.key() + ": expected an object");
-      for (auto f = e.value().begin(); f != e.value().end(); ++f) {
-        if (!parse_gemm_format(f.key()))
-          throw InvalidInput(fmt::format("{}: gemm.{}.{}: not a GEMM format; expected one of: {}",
-                                         source, e.key(), f.key(), known_gemm_formats()));
-        k.gemm[e.key()][f.key()] = gemm_of(f.value(), source + ": gemm." + e.key() + "." + f.key());
-      }
-    }
-  }
+  read_gemm_map(root, "gemm", source, k.gemm);
+  read_gemm_map(root, "moe", source, k.moe);
   if (root.contains("attention")) {
     if (!root["attention"].is_object())
       throw InvalidInput(source + ": 'attention': expected an object");
@@ -208,6 +256,7 @@ KernelParameters KernelParameters::parse(const std::string& text, const std::str
     k.accuracy.power = root["accuracy"].value("power", "");
     k.accuracy.attention = root["accuracy"].value("attention", "");
     k.accuracy.collective = root["accuracy"].value("collective", "");
+    k.accuracy.moe = root["accuracy"].value("moe", "");
   }
   return k;
 }
@@ -218,13 +267,8 @@ std::string KernelParameters::to_json_text() const {
       "nnergy kernel model parameters: GEMM time per engine and format, kernel board power "
       "(src/nnergy/kernel/, docs/kernel-model.md); written by nnergy calibrate --kernels";
   root["provenance"] = provenance;
-  json g = json::object();
-  for (const auto& [engine, formats] : gemm) {
-    json e = json::object();
-    for (const auto& [format, p] : formats) e[format] = gemm_json(p);
-    g[engine] = e;
-  }
-  root["gemm"] = g;
+  root["gemm"] = gemm_map_json(gemm);
+  root["moe"] = gemm_map_json(moe);
   json a = json::object();
   for (const auto& [engine, keys] : attention) {
     json e = json::object();
@@ -255,32 +299,19 @@ std::string KernelParameters::to_json_text() const {
   root["accuracy"] = json{{"time", accuracy.time},
                           {"power", accuracy.power},
                           {"attention", accuracy.attention},
-                          {"collective", accuracy.collective}};
+                          {"collective", accuracy.collective},
+                          {"moe", accuracy.moe}};
   return root.dump(2) + "\n";
 }
 
 GemmParameters KernelParameters::gemm_for(GemmFormat format, const std::string& engine,
                                           std::string* from) const {
-  const std::string name(info(format).name);
-  std::vector<std::string> engines = {engine};
-  if (engine != kDefaultEngine) engines.emplace_back(kDefaultEngine);
-  std::vector<std::string> formats = {name};
-  if (auto it = transfers().find(name); it != transfers().end())
-    formats.insert(formats.end(), it->second.begin(), it->second.end());
-  for (const std::string& f : formats) {
-    for (const std::string& e : engines) {
-      const auto eng = gemm.find(e);
-      if (eng == gemm.end()) continue;
-      const auto p = eng->second.find(f);
-      if (p == eng->second.end()) continue;
-      if (from != nullptr && (f != name || e != engine)) {
-        *from = fmt::format("{} {} kernels (no fit of {} {} kernels)", e, f, engine, name);
-      }
-      return p->second;
-    }
-  }
-  if (from != nullptr) *from = "the built-in defaults (no kernel calibration)";
-  return {};
+  return lookup_gemm(gemm, "kernels", format, engine, from);
+}
+
+GemmParameters KernelParameters::moe_for(GemmFormat format, const std::string& engine,
+                                         std::string* from) const {
+  return lookup_gemm(moe, "MoE kernels", format, engine, from);
 }
 
 AttentionParameters KernelParameters::attention_for(AttentionPhase phase,

@@ -48,7 +48,8 @@ struct GemmParameters {
 struct AttentionParameters {
   /// η_c: fraction of the tensor units' peak the products reach.
   double compute_efficiency = 0.5;
-  /// η_x: fraction of the SMs' exponential rate (16 per clock per SM) the softmax reaches.
+  /// η_x: fraction of the SMs' exponential rate (device::DeviceSpec::exp_per_clock_per_sm) the
+  /// softmax reaches.
   double exp_efficiency = 0.8;
   /// η_m: fraction of the DRAM bandwidth reading the KV cache reaches.
   double memory_efficiency = 0.8;
@@ -96,6 +97,7 @@ struct KernelAccuracy {
   std::string power;       ///< the same for power
   std::string attention;   ///< the same for attention time
   std::string collective;  ///< the same for collective time
+  std::string moe;         ///< the same for MoE layers' time (and their power, not fitted on)
 };
 
 class KernelParameters {
@@ -108,6 +110,9 @@ class KernelParameters {
 
   /// GEMM parameters by engine ("tensorrt-llm", "vllm", ...) and format name.
   std::map<std::string, std::map<std::string, GemmParameters>> gemm;
+  /// Fused-MoE parameters by engine and format name: the grouped GEMMs of a MoE layer
+  /// (kernel/moe_model.h) take these instead of the dense GEMMs'.
+  std::map<std::string, std::map<std::string, GemmParameters>> moe;
   /// Attention parameters by engine and attention_parameters_key.
   std::map<std::string, std::map<std::string, AttentionParameters>> attention;
   /// Collective parameters by library ("nccl", or an engine's own all-reduce) and
@@ -125,11 +130,15 @@ class KernelParameters {
   static constexpr const char* kDefaultEngine = "tensorrt-llm";
 
   /// The GEMM parameters of `format` under `engine`: the engine's own fit, else the default
-  /// engine's, else the nearest fitted format's (fp8_block and int8 from fp8, nvfp4 from fp8,
-  /// int4 weight-only from int8 weight-only, tf32 and weight-only from 16-bit), else the
-  /// defaults. `*from`, when given, says which was taken when it is not the format's own.
+  /// engine's, else another engine's, else the nearest fitted format's (fp8_block and int8 from
+  /// fp8, nvfp4 from fp8, int4 weight-only from int8 weight-only, tf32 and weight-only from
+  /// 16-bit), else the defaults. `*from`, when given, says which was taken when it is not the
+  /// format's own.
   GemmParameters gemm_for(GemmFormat format, const std::string& engine,
                           std::string* from = nullptr) const;
+  /// The fused-MoE parameters of `format` under `engine`, with gemm_for's fallbacks.
+  GemmParameters moe_for(GemmFormat format, const std::string& engine,
+                         std::string* from = nullptr) const;
   /// The attention parameters of `phase` and `format` under `engine`: the engine's own, else
   /// the default engine's, else those of the nearest format (a 16-bit cache's for an fp8 one,
   /// 16-bit products' for fp8 ones), else the defaults; `*from` as gemm_for.

@@ -75,6 +75,29 @@ void bind_kernel(py::module_& module) {
       "The `nnergy kernel attention --json` document of one attention kernel "
       "(api::kernel_attention).");
   module.def(
+      "kernel_moe_json",
+      [](double tokens, double hidden, double inter, double topk, double experts, double ep,
+         double tp, const std::string& routing, const std::string& precision,
+         const std::string& device, const std::string& engine,
+         const std::optional<double>& clock_mhz, const std::string& devices_file,
+         const std::string& command_line) {
+        api::KernelMoeRequest r;
+        target(r, device, engine, clock_mhz, devices_file, command_line);
+        r.tokens = tokens;
+        r.hidden = hidden;
+        r.inter = inter;
+        r.topk = topk;
+        r.experts = experts;
+        r.ep = ep;
+        r.tp = tp;
+        r.routing = routing;
+        r.format = precision;
+        return core::json_text(report::to_json(api::kernel_moe(r)), -1);
+      },
+      "tokens"_a, "hidden"_a, "inter"_a, "topk"_a, "experts"_a, "ep"_a, "tp"_a, "routing"_a,
+      "precision"_a, "device"_a, "engine"_a, "clock_mhz"_a, "devices_file"_a, "command_line"_a,
+      "The `nnergy kernel moe --json` document of one fused MoE layer (api::kernel_moe).");
+  module.def(
       "kernel_collective_json",
       [](const std::string& op, double bytes, int gpus, const std::string& device,
          const std::string& engine, const std::optional<double>& clock_mhz,

@@ -29,21 +29,16 @@ json scores_json(const std::vector<calibration::KernelScore>& scores) {
   return out;
 }
 
-}  // namespace
-
-std::string render_text(const KernelCalibrationReport& r) {
-  const kernel::KernelParameters& k = r.fit.parameters;
-  std::string out = fmt::format(
-      "nnergy calibrate --kernels: {} measured GEMMs ({} with sustained power; {} table rows of "
-      "GPUs, formats or engines nnergy does not know left out)\n\n",
-      r.fit.rows, r.fit.power_rows, r.skipped);
+// Parameters of the GEMM time model by engine and format (the GEMMs' and the MoE layers').
+std::string gemm_table(
+    const std::map<std::string, std::map<std::string, kernel::GemmParameters>>& m) {
   TextTable g;
   g.add_column("engine", Align::kLeft);
   g.add_column("format", Align::kLeft);
   for (const char* h : {"eta compute", "eta memory", "t0 (us)", "K half", "tile exp",
                         "overlap loss", "quantize (us)", "kernels"})
     g.add_column(h, Align::kRight);
-  for (const auto& [engine, formats] : k.gemm) {
+  for (const auto& [engine, formats] : m) {
     for (const auto& [format, p] : formats) {
       g.add_row({engine, format, fmt::format("{:.0f} %", p.compute_efficiency * 100),
                  fmt::format("{:.0f} %", p.memory_efficiency * 100),
@@ -53,8 +48,26 @@ std::string render_text(const KernelCalibrationReport& r) {
                  std::to_string(p.measurements)});
     }
   }
+  return g.render();
+}
+
+}  // namespace
+
+std::string render_text(const KernelCalibrationReport& r) {
+  const kernel::KernelParameters& k = r.fit.parameters;
+  std::string out = fmt::format(
+      "nnergy calibrate --kernels: {} measured GEMMs ({} with sustained power; {} table rows of "
+      "GPUs, formats or engines nnergy does not know left out)\n\n",
+      r.fit.rows, r.fit.power_rows, r.skipped);
   out += "GEMM time t = t0 + max(t_c, t_m) + beta*min(t_c, t_m) (+ input quantization):\n" +
-         g.render() + "\n";
+         gemm_table(k.gemm) + "\n";
+  if (!k.moe.empty()) {
+    out += fmt::format(
+        "fused MoE layers (two grouped GEMMs over the active experts + the permutation), {} "
+        "measured:\n",
+        r.fit.moe_rows);
+    out += gemm_table(k.moe) + "\n";
+  }
   if (!k.attention.empty()) {
     TextTable a;
     a.add_column("engine", Align::kLeft);
@@ -127,6 +140,7 @@ std::string render_text(const KernelCalibrationReport& r) {
   if (!k.accuracy.power.empty()) out += k.accuracy.power + "\n";
   if (!k.accuracy.attention.empty()) out += k.accuracy.attention + "\n";
   if (!k.accuracy.collective.empty()) out += k.accuracy.collective + "\n";
+  if (!k.accuracy.moe.empty()) out += k.accuracy.moe + "\n";
   if (!r.written.empty()) out += "wrote " + r.written + "\n";
   return out;
 }

@@ -39,7 +39,7 @@ std::string render_text(const KernelReport& r) {
     bound += fmt::format(" (clocks {:.0f} -> {:.0f} MHz to stay at the {:.0f} W limit)",
                          r.boost_mhz, e.clock_mhz, r.power_limit_w);
   }
-  if (r.tile_meaning.empty()) {
+  if (r.peak_flop_per_s == 0) {  // a collective: no units' peak, the link bounds it
     out +=
         fmt::format("  bound         {} (bytes over the link {})\n", bound, time_text(e.memory_s));
   } else {

@@ -22,7 +22,7 @@ struct KernelReport {
   /// The kernel's dimensions by name ("m", "n", "k", "batch"; "batch", "queries", "keys", ...).
   std::vector<std::pair<std::string, double>> shape;
   /// What the tile line's two sizes are ("rows x columns of C"; "query rows x keys per block");
-  /// empty: the kernel has no tiles (a collective).
+  /// empty: no tile line (a collective; a MoE layer's tiles differ by expert).
   std::string tile_meaning = "rows x columns of C";
   double peak_flop_per_s = 0;  ///< the format's units' peak at boost; 0 for a collective
   double boost_mhz = 0;
