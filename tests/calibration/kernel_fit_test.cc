@@ -295,4 +295,48 @@ TEST(KernelTables, ReadsGraphCollectivesAndLeavesTheEagerOnesOut) {
   EXPECT_DOUBLE_EQ(rows[1].latency_s, 10.6e-6);
 }
 
+TEST(KernelTables, ReadsPytorchFp32GemmsWithTheReductionWhereNnergyKeepsIt) {
+  // NeuSight's (B, M, N)·(N, K): n is the reduction, k the output columns.
+  const fs::path table =
+      scratch("neusight.csv",
+              "gpu,precision,op,batch,m,n,k,latency_us,tflops,gbps,kernel,software,source_path\n"
+              "t4,fp32,linear,1,1024,2560,4096,1133.8,11.84,,sgemm,pt2.1.0-cu121,x\n"
+              "v100_pcie_32gb,fp32,bmm,12,128,64,128,20.5,1.2,,sgemm,pt2.1.0-cu121,x\n"
+              "t4,fp32,softmax,1,1024,1024,1,10,,,softmax,pt2.1.0-cu121,x\n"
+              "a40,fp32,linear,1,1024,1024,1024,100,1,,sgemm,pt2.1.0-cu121,x\n");
+  const std::vector<MeasuredGemm> rows = read_pytorch_fp32_gemm_table(table, catalog());
+  ASSERT_EQ(rows.size(), 2u);  // the softmax and the unmapped GPU left out
+  EXPECT_EQ(rows[0].device_id, "t4");
+  EXPECT_EQ(rows[0].engine, "pytorch");
+  EXPECT_EQ(rows[0].format, kernel::GemmFormat::kFp32);
+  EXPECT_DOUBLE_EQ(rows[0].shape.m, 1024);
+  EXPECT_DOUBLE_EQ(rows[0].shape.n, 4096);
+  EXPECT_DOUBLE_EQ(rows[0].shape.k, 2560);
+  EXPECT_EQ(rows[1].device_id, "v100-pcie-32gb");
+  EXPECT_DOUBLE_EQ(rows[1].shape.batch, 12);
+}
+
+TEST(KernelTables, ReadsMoeLayersWithTheirRouting) {
+  const fs::path table = scratch(
+      "moe.csv",
+      "gpu,precision,op,num_tokens,hidden,inter,topk,num_experts,moe_tp,moe_ep,distribution,"
+      "latency_us,tflops,power_w,power_limit_w,energy_j,software,kernel_source,source_path\n"
+      "h200_sxm,bf16,moe,4096,4096,14336,2,8,1,1,balanced,3594.7,802.9,690,700,2.48,"
+      "trtllm-1.3.0rc20,moe_torch_flow_cutlass,x\n"
+      "h200_sxm,bf16,moe,4,4096,14336,2,8,1,1,balanced,90,1,,,,trtllm-1.3.0rc20,"
+      "moe_torch_flow_min_latency,x\n"
+      "b200_sxm,fp8,moe,64,7168,2048,8,256,1,8,power_law_1.01,120,1,,,,vllm-0.22.0,"
+      "vllm_fused_moe,x\n");
+  const std::vector<MeasuredMoe> rows = read_moe_table(table, catalog());
+  ASSERT_EQ(rows.size(), 2u);  // the min-latency kernel left out
+  EXPECT_EQ(rows[0].engine, "tensorrt-llm");
+  EXPECT_DOUBLE_EQ(rows[0].shape.inter, 14336);
+  EXPECT_DOUBLE_EQ(rows[0].shape.power_law_alpha, 0);
+  EXPECT_DOUBLE_EQ(*rows[0].power_w, 690);
+  EXPECT_EQ(rows[1].engine, "vllm");
+  EXPECT_DOUBLE_EQ(rows[1].shape.ep, 8);
+  EXPECT_DOUBLE_EQ(rows[1].shape.power_law_alpha, 1.01);
+  EXPECT_FALSE(rows[1].power_w);
+}
+
 }  // namespace nnergy::calibration

@@ -32,6 +32,7 @@ device::CalibratedParameters truth() {
   p.host_launch_s = 30e-6;
   p.host_launch_training_factor = 1.5;
   p.input_copy_bytes_per_s = 5e9;
+  p.convolution_time_scale = 1.4;
   return p;
 }
 
@@ -101,7 +102,9 @@ TEST(TimeCalibration, RecoversTheParametersSyntheticTimesWereMadeWith) {
   // few per cent.
   EXPECT_LT(fit.rms_log_error, 0.01) << fit.iterations;
   const device::CalibratedParameters& p = fit.parameters;
-  EXPECT_NEAR(p.generations.at("Ampere").tensor.value(), 0.35, 0.35 * 0.05);
+  // tf32 convolutions on the A100 run through the kernel model: their stretch over the GEMMs
+  // is fitted (the tensor η moves only the depthwise convolutions the roofline keeps).
+  EXPECT_NEAR(p.convolution_time_scale, 1.4, 1.4 * 0.05);
   EXPECT_NEAR(p.generations.at("Pascal").compute, 0.8, 0.8 * 0.05);
   EXPECT_NEAR(p.host_launch_s, 30e-6, 30e-6 * 0.05);
   EXPECT_EQ(p.host_launch_source, "synthetic machine");

@@ -105,6 +105,41 @@ TEST(OpCatalog, BatchedMatMul4d) {
   const OpCost cost = op_cost(net, net.nodes()[0]);
   EXPECT_DOUBLE_EQ(cost.inference.mac_count, 2.0 * 12 * 128 * 128 * 64);
   EXPECT_DOUBLE_EQ(cost.backward.mac_count, 0);  // both inputs are data: nothing needs a gradient
+  // As a batched GEMM: 2 × 12 products of 128 × 64 by 64 × 128.
+  ASSERT_EQ(cost.forward_gemms.size(), 1u);
+  EXPECT_EQ(cost.forward_gemms[0], (GemmDims{128, 128, 64, 24}));
+  EXPECT_TRUE(cost.backward_gemms.empty());
+}
+
+TEST(OpCatalog, MatrixOperatorsRunAsTheGemmsTheLibrariesCall) {
+  // A Linear layer on [N, 7, 5] tokens: the batch folds into the rows (14 × 3 by 5); its
+  // weight's gradient is 5 × 14 by 14 × 3.
+  {
+    OnnxBuilder b;
+    b.input("x", {std::string("N"), 7, 5}).input("w", {5, 3}).output("y");
+    b.node("MatMul", {"x", "w"}, {"y"});
+    DimBindings bindings;
+    bindings.batch = 2;
+    const Network net = import_onnx_bytes(b.bytes(), "l.onnx", bindings);
+    const OpCost cost = op_cost(net, net.nodes()[0]);
+    ASSERT_EQ(cost.forward_gemms.size(), 1u);
+    EXPECT_EQ(cost.forward_gemms[0], (GemmDims{14, 3, 5, 1}));
+    ASSERT_EQ(cost.backward_gemms.size(), 1u);
+    EXPECT_EQ(cost.backward_gemms[0], (GemmDims{5, 3, 14, 1}));
+  }
+  // A grouped convolution as an implicit GEMM per group: 16 × 16 positions × 8 output channels
+  // of a group, reducing over 4 input channels × 9 taps, 2 groups.
+  {
+    OnnxBuilder b;
+    b.input("x", {std::string("N"), 8, 16, 16}).input("w", {16, 4, 3, 3}).output("y");
+    auto& conv = b.node("Conv", {"x", "w"}, {"y"});
+    OnnxBuilder::set_int(conv, "group", 2);
+    OnnxBuilder::set_ints(conv, "pads", {1, 1, 1, 1});
+    const Network net = import(b);
+    const OpCost cost = op_cost(net, net.nodes()[0]);
+    ASSERT_EQ(cost.forward_gemms.size(), 1u);
+    EXPECT_EQ(cost.forward_gemms[0], (GemmDims{256, 8, 36, 2, true}));
+  }
 }
 
 TEST(OpCatalog, BatchNormTrainingCostsMoreThanInference) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "nnergy/analytical/kernel_pass.h"
 #include "nnergy/core/error.h"
 
 namespace nnergy::analytical {
@@ -22,7 +23,8 @@ PassTraits PassTraits::of(const graph::OpCost& cost, graph::Mode mode, bool back
   const bool statistics =
       cost.statistics == graph::StatisticsPasses::kAll ||
       (cost.statistics == graph::StatisticsPasses::kTraining && mode == graph::Mode::kTraining);
-  return {cost.reduction_length, cost.matrix_kind, backward, statistics};
+  return {cost.reduction_length, cost.matrix_kind, backward, statistics,
+          backward ? cost.backward_gemms : cost.forward_gemms};
 }
 
 Precision units_of(graph::OpClass op_class, Precision precision) {
@@ -58,9 +60,9 @@ std::string describe(const device::DeviceSpec& device) {
   return fmt::format(
       "analytical roofline (compute {:.0f} %{}, memory {:.0f} % of datasheet peaks{}, {:.1f} us "
       "per kernel) + archline energy E = W*eps_flop + Q*eps_mem + T*pi0 (Holtmann 2024 Eq. 5){}; "
-      "{}",
+      "{}; {}",
       e.compute * 100, tensor, e.memory * 100, regimes, e.kernel_overhead_s * 1e6, power,
-      calibration);
+      calibration, kernel_pass_description());
 }
 
 double compute_rate(const device::DeviceSpec& device, const graph::PassCost& cost,
@@ -100,6 +102,11 @@ OpEstimate predict_pass(const device::DeviceSpec& device, const graph::PassCost&
                         const PassTraits& traits) {
   OpEstimate estimate;
   if (cost.empty()) return estimate;
+  if (op_class == graph::OpClass::kMatrix) {
+    if (std::optional<OpEstimate> kernels =
+            kernel_pass(device, cost, point, traits.gemms, traits.backward))
+      return *kernels;
+  }
   const double clock_ratio = point.clock_mhz / device.clock.boost_mhz;
   const Precision units = units_of(op_class, point.precision);
   const double memory_rate = device.efficiency.memory * device.memory_bandwidth_byte_per_s *

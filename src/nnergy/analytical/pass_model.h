@@ -8,6 +8,7 @@
 // units run an operator.
 
 #include <string>
+#include <vector>
 
 #include "nnergy/device/device_spec.h"
 #include "nnergy/device/operating_point.h"
@@ -39,6 +40,9 @@ struct PassTraits {
   graph::MatrixKind kind = graph::MatrixKind::kGemm;  ///< the kernel family
   bool backward = false;    ///< the data- and weight-gradient pass of a training step
   bool statistics = false;  ///< a normalization pass that reduces its input to statistics
+  /// The GEMMs a matrix pass runs (graph::OpCost::forward_gemms or backward_gemms); empty:
+  /// not known as GEMMs, the roofline below costs the pass.
+  std::vector<graph::GemmDims> gemms = {};
 
   /// The traits of `cost`'s forward pass (backward false) or gradient pass in `mode`.
   static PassTraits of(const graph::OpCost& cost, graph::Mode mode, bool backward);
@@ -57,7 +61,11 @@ double compute_rate(const device::DeviceSpec& device, const graph::PassCost& cos
                     graph::OpClass op_class, const device::OperatingPoint& point,
                     const PassTraits& traits = {});
 
-/// Time, power and energy of one pass of `op_class` work (also the optimizer step) on `device`:
+/// Time, power and energy of one pass of `op_class` work (also the optimizer step) on `device`.
+///
+/// A matrix pass whose GEMMs are known (traits.gemms), at a precision the device has matrix
+/// units for (fp16, bf16, tf32, fp8, int8), and shaped for them (every product at least 16
+/// columns and 16 deep per group), is costed by the kernel model (kernel_pass.h). Otherwise:
 ///
 /// - time: the roofline, t = max(W / (η_c·p_peak·f/f_boost), Q / (η_m·b_peak·s(f))) plus one
 ///   launch overhead per kernel. The compute term scales with the core clock f; the memory term

@@ -41,6 +41,13 @@ struct GroupedFit {
   std::string accuracy_what;  ///< "Attention time"
 };
 
+/// The GEMM parameters in the fitted scale (logit of the efficiencies and the overlap loss, log
+/// of the times, depth and exponent), and back: the GEMMs' and the MoE layers' fits share them
+/// (defined in kernel_fit.cc).
+inline constexpr int kGemmParameterCount = 7;
+Eigen::VectorXd encode_gemm_parameters(const kernel::GemmParameters& p);
+kernel::GemmParameters decode_gemm_parameters(const Eigen::VectorXd& x);
+
 // As the GEMM fit's: weak priors in the fitted scale, and groups too small to fit.
 inline constexpr double kGroupedPriorSigma = 10.0;
 inline constexpr std::size_t kGroupedMinRows = 20;

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "nnergy/calibration/grouped_fit.h"
 #include "nnergy/calibration/least_squares.h"
 #include "nnergy/core/statistics.h"
 #include "nnergy/kernel/gemm_model.h"

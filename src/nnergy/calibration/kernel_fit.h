@@ -4,7 +4,6 @@
 // fitted on measured kernels, and scored leave-one-GPU-out: each GPU's kernels predicted with
 // parameters fitted on the other GPUs' only, as a GPU that nobody measured would be.
 
-#include <Eigen/Core>
 #include <string>
 #include <vector>
 
@@ -27,12 +26,6 @@ struct KernelFit {
   int collective_rows = 0;
   int moe_rows = 0;
 };
-
-/// The GEMM parameters in the fitted scale (logit of the efficiencies and the overlap loss, log
-/// of the times, depth and exponent), and back: the GEMMs' and the MoE layers' fits share them.
-inline constexpr int kGemmParameterCount = 7;
-Eigen::VectorXd encode_gemm_parameters(const kernel::GemmParameters& p);
-kernel::GemmParameters decode_gemm_parameters(const Eigen::VectorXd& x);
 
 /// Rows with power that the power fit uses: sustained kernels of at least this long (NVML
 /// averages over 100 ms; shorter kernels' readings mix in the state before them).

@@ -93,6 +93,7 @@ enum class Kind {
   kGrouped,
   kBackward,
   kStatistics,
+  kConvolutionScale,
   kHost,
   kHostTraining,
   kCopy
@@ -259,6 +260,13 @@ class Problem {
     // Normalizations computing statistics (a reduction, then the normalization) against
     // streaming kernels' bandwidth: a weak prior at "no effect".
     parameters_.push_back({Kind::kStatistics, "", std::log(1.0), 1, all});
+    // cuDNN's convolutions against the kernel model's GEMMs (fitted on the engines' Linear
+    // layers): a weak prior at "the same".
+    std::vector<std::size_t> tensor_all;
+    for (const auto& [g, rows] : tensor_rows)
+      tensor_all.insert(tensor_all.end(), rows.begin(), rows.end());
+    if (!tensor_all.empty())
+      parameters_.push_back({Kind::kConvolutionScale, "", std::log(1.0), 0.5, tensor_all});
     for (const auto& [s, rows] : host_rows)
       parameters_.push_back({Kind::kHost, s, std::log(20e-6), 2, rows});
     if (!host_training_rows.empty())
@@ -322,6 +330,9 @@ class Problem {
           break;
         case Kind::kStatistics:
           p.statistics_memory_efficiency = std::exp(t);
+          break;
+        case Kind::kConvolutionScale:
+          p.convolution_time_scale = std::exp(t);
           break;
         case Kind::kHost:
           p.host_launch_by_host[q.key] = std::exp(t);

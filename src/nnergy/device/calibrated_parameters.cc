@@ -121,6 +121,8 @@ CalibratedParameters read_calibrated_parameters(const std::filesystem::path& pat
     p.grouped_conv_efficiency = positive(root, "grouped_conv_efficiency", where);
   if (root.contains("backward_matrix_efficiency"))
     p.backward_matrix_efficiency = positive(root, "backward_matrix_efficiency", where);
+  if (root.contains("convolution_time_scale"))
+    p.convolution_time_scale = positive(root, "convolution_time_scale", where);
   if (root.contains("statistics_memory_efficiency"))
     p.statistics_memory_efficiency = positive(root, "statistics_memory_efficiency", where);
   p.host_launch_s = positive(root, "host_launch_s", where);
@@ -186,6 +188,7 @@ std::string calibrated_parameters_json(const CalibratedParameters& p) {
   j["winograd_speedup"] = p.winograd_speedup;
   j["grouped_conv_efficiency"] = p.grouped_conv_efficiency;
   j["backward_matrix_efficiency"] = p.backward_matrix_efficiency;
+  j["convolution_time_scale"] = p.convolution_time_scale;
   j["statistics_memory_efficiency"] = p.statistics_memory_efficiency;
   j["host_launch_s"] = p.host_launch_s;
   j["host_launch_source"] = p.host_launch_source;
@@ -246,6 +249,7 @@ bool apply_calibration(const CalibratedParameters& p, DeviceSpec& device) {
   e.winograd_speedup = p.winograd_speedup;
   e.grouped_conv_efficiency = p.grouped_conv_efficiency;
   e.backward_matrix_efficiency = p.backward_matrix_efficiency;
+  e.convolution_time_scale = p.convolution_time_scale;
   e.statistics_memory_efficiency = p.statistics_memory_efficiency;
   e.tensor.reset();
   std::string tensor_note;

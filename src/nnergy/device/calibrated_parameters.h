@@ -56,6 +56,7 @@ struct CalibratedParameters {
   double winograd_speedup = 1;         ///< device::Efficiency::winograd_speedup (all generations)
   double grouped_conv_efficiency = 1;  ///< device::Efficiency::grouped_conv_efficiency
   double backward_matrix_efficiency = 1;  ///< device::Efficiency::backward_matrix_efficiency
+  double convolution_time_scale = 1;      ///< device::Efficiency::convolution_time_scale
   /// device::Efficiency::statistics_memory_efficiency
   double statistics_memory_efficiency = 1;
   /// Host time per kernel of eager PyTorch, s: `predict`'s default --host-launch-us.

@@ -66,6 +66,11 @@ struct Efficiency {
   /// Gradient passes of matrix operators (data and weight gradients) reach this fraction of the
   /// rate their forward pass reaches. 1: no effect.
   double backward_matrix_efficiency = 1;
+  /// A convolution on matrix units, costed by the kernel model as an implicit GEMM
+  /// (analytical/kernel_pass.h), takes this many times the GEMM's time: cuDNN's convolution
+  /// kernels (layouts, im2col on the fly, small channel counts) against the Linear-layer GEMMs
+  /// the model was fitted on. Fitted on whole-network times; 1: the GEMM's own time.
+  double convolution_time_scale = 1;
   /// Normalization passes that compute statistics of their input (BatchNorm in training,
   /// LayerNorm, InstanceNorm, GroupNorm: graph::OpCost::statistics) reach this fraction of the
   /// bandwidth streaming kernels reach (`memory`): a reduction per channel or row, then the

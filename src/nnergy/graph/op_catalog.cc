@@ -39,6 +39,20 @@ OpCost matrix_op(const CostInput& c, double macs) {
   return same_forward(OpClass::kMatrix, forward, backward);
 }
 
+// Sets the GEMMs of a matrix operator whose forward pass is `forward`: the data gradient
+// (m × n by n × k) when input 0 needs a gradient, the weight gradient (k × m by m × n, per
+// product) when input 1 does.
+void set_gemms(OpCost& cost, const CostInput& c, const GemmDims& forward) {
+  if (!(forward.m >= 1 && forward.n >= 1 && forward.k >= 1 && forward.batch >= 1)) return;
+  cost.forward_gemms = {forward};
+  if (c.needs_grad(0))
+    cost.backward_gemms.push_back(
+        {forward.m, forward.k, forward.n, forward.batch, forward.convolution});
+  if (c.needs_grad(1))
+    cost.backward_gemms.push_back(
+        {forward.k, forward.n, forward.m, forward.batch, forward.convolution});
+}
+
 // Which kernel family cuDNN runs a (forward) convolution as. Two-group convolutions (AlexNet's
 // towers) run as two dense convolutions and stay GEMMs; depthwise convolutions (one group per
 // input channel) are memory-bound and are left to the reduction-length rule.
@@ -65,7 +79,19 @@ OpCost convolution(const CostInput& c, bool transposed) {
   if (c.in.size() < 2 || c.out.empty()) throw InternalError(c.node.name + ": Conv without weight");
   const double anchor_elements = transposed ? c.in_elements(0) : c.out_elements();
   OpCost cost = matrix_op(c, anchor_elements * product(c.in[1]->shape, 1));
-  if (!transposed) cost.matrix_kind = convolution_kind(c);
+  if (!transposed) {
+    cost.matrix_kind = convolution_kind(c);
+    // Implicit GEMM: the output positions × the output channels of a group, reducing over the
+    // group's input channels times the taps; one product per group.
+    const Shape& w = c.in[1]->shape;  // [Cout, Cin/groups, k...]
+    const double groups = static_cast<double>(c.node.int_attribute("group", 1));
+    if (!w.empty() && w[0] > 0 && groups >= 1) {
+      const double out_channels = static_cast<double>(w[0]);
+      set_gemms(
+          cost, c,
+          {c.out_elements() / out_channels, out_channels / groups, product(w, 1), groups, true});
+    }
+  }
   return cost;
 }
 
@@ -74,14 +100,33 @@ OpCost gemm(const CostInput& c) {
   const Shape& a = c.in.at(0)->shape;
   const bool trans_a = c.node.int_attribute("transA", 0) != 0;
   const double k = static_cast<double>(trans_a ? a.at(0) : a.at(1));
-  return matrix_op(c, c.out_elements() * k);
+  OpCost cost = matrix_op(c, c.out_elements() * k);
+  const Shape& y = c.out.at(0)->shape;
+  if (y.size() == 2)
+    set_gemms(cost, c, {static_cast<double>(y[0]), static_cast<double>(y[1]), k, 1});
+  return cost;
 }
 
 // MatMul with numpy broadcasting: every output element is a dot product over K.
 OpCost matmul(const CostInput& c) {
   const Shape& a = c.in.at(0)->shape;
   const double k = a.empty() ? 1.0 : static_cast<double>(a.back());
-  return matrix_op(c, c.out_elements() * k);
+  OpCost cost = matrix_op(c, c.out_elements() * k);
+  // A product by a matrix (a Linear layer's weight) folds the batch axes into its rows, as
+  // PyTorch runs it; a product of two batched operands is a batched GEMM.
+  const Shape& b = c.in.at(1)->shape;
+  const Shape& y = c.out.at(0)->shape;
+  if (a.size() >= 1 && b.size() >= 2 && !y.empty()) {
+    const double n = static_cast<double>(b.back());
+    const double rows = n > 0 ? c.out_elements() / n : 0;
+    if (b.size() == 2) {
+      set_gemms(cost, c, {rows, n, k, 1});
+    } else if (y.size() >= 2) {
+      const double m = static_cast<double>(y[y.size() - 2]);
+      set_gemms(cost, c, {m, n, k, m > 0 ? rows / m : 0});
+    }
+  }
+  return cost;
 }
 
 // Elementwise operators: `forward_flops` and `backward_flops` per output element.

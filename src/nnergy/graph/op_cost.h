@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace nnergy::graph {
 
@@ -33,6 +34,19 @@ enum class MatrixKind {
 
 /// "gemm", "conv3x3", "grouped-conv".
 std::string_view to_string(MatrixKind kind);
+
+/// The matrix product a matrix operator's pass runs as: `batch` products of an m × k by a
+/// k × n matrix (a convolution as an implicit GEMM: m the output positions, n the output
+/// channels per group, k the input channels per group times the kernel's taps, batch the
+/// groups).
+struct GemmDims {
+  double m = 0;
+  double n = 0;
+  double k = 0;
+  double batch = 1;
+  bool convolution = false;  ///< an implicit GEMM of a convolution (cuDNN), not a GEMM call
+  bool operator==(const GemmDims&) const = default;
+};
 
 /// Work of one pass of an operator.
 struct PassCost {
@@ -71,6 +85,11 @@ struct OpCost {
   double reduction_length = 0;
   /// Matrix operators: the kernel family (kGemm for every other class).
   MatrixKind matrix_kind = MatrixKind::kGemm;
+  /// Matrix operators that run as GEMMs: the forward pass's product, and the gradient pass's
+  /// (the data gradient dX = dY·Wᵀ and the weight gradient dW = Xᵀ·dY, those needed); empty
+  /// for other operators and transposed convolutions.
+  std::vector<GemmDims> forward_gemms;
+  std::vector<GemmDims> backward_gemms;
   /// Normalizations that reduce their input to statistics (per channel, row or group) and then
   /// normalize with them: the passes that compute statistics. Their kernels reach less of the
   /// bandwidth than streaming kernels (device::Efficiency::statistics_memory_efficiency).

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "nnergy/core/data_directory.h"
 #include "nnergy/core/error.h"
 #include "nnergy/core/json_document.h"
 #include "nnergy/core/read_file.h"
@@ -190,6 +191,11 @@ KernelParameters KernelParameters::load(const std::filesystem::path& data_dir) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return {};
   return parse(read_whole_file(path), path.string());
+}
+
+const KernelParameters& KernelParameters::shipped() {
+  static const KernelParameters parameters = load(data_directory());
+  return parameters;
 }
 
 KernelParameters KernelParameters::parse(const std::string& text, const std::string& source) {

@@ -104,6 +104,9 @@ class KernelParameters {
  public:
   /// data/kernel/calibrated.json; the built-in defaults when the file does not exist.
   static KernelParameters load(const std::filesystem::path& data_dir);
+  /// load(data_directory()), read once per process: the shipped fit that `predict` and the
+  /// whole-network calibration cost their matrix products with.
+  static const KernelParameters& shipped();
   /// Throws InvalidInput naming `source` for a document that is not a kernel calibration.
   static KernelParameters parse(const std::string& json_text, const std::string& source);
   std::string to_json_text() const;

@@ -137,11 +137,12 @@ std::string render_text(const CalibrationReport& r) {
       "  dense 3×3 stride-1 convolutions run {:.2f}× faster on CUDA cores (Winograd); grouped "
       "convolutions reach {:.2f}× a dense one's rate; gradient passes of matrix operators {:.2f}× "
       "their forward's; normalizations computing statistics reach {:.2f}× the bandwidth "
-      "streaming kernels reach\n",
+      "streaming kernels reach; convolutions on matrix units take {:.2f}× the kernel model's time "
+      "of their implicit GEMM\n",
       r.parameters.kernel_overhead_s * 1e6, r.parameters.work_half_flop_per_sm * 1e-6,
       r.parameters.reduction_half, r.parameters.winograd_speedup,
       r.parameters.grouped_conv_efficiency, r.parameters.backward_matrix_efficiency,
-      r.parameters.statistics_memory_efficiency);
+      r.parameters.statistics_memory_efficiency, r.parameters.convolution_time_scale);
   out += "Host (CPU) time per kernel launch, per host machine:";
   for (const auto& [host, s] : r.parameters.host_launch_by_host)
     out += fmt::format(" {} {:.1f} µs;", host, s * 1e6);
