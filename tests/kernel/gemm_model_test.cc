@@ -17,14 +17,7 @@ using device::Precision;
 // at full compute activity.
 KernelParameters toy_parameters() {
   KernelParameters k;
-  GemmParameters p;
-  p.compute_efficiency = 0.5;
-  p.memory_efficiency = 1.0;
-  p.latency_s = 0;
-  p.k_half = 0;
-  p.tile_exponent = 0;
-  p.overlap_loss = 0;
-  p.quantize_latency_s = 1e-6;
+  const GemmParameters p = toy_gemm_parameters();
   k.gemm[KernelParameters::kDefaultEngine]["bf16"] = p;
   k.gemm[KernelParameters::kDefaultEngine]["fp8"] = p;
   k.power.base = 0;

@@ -10,16 +10,10 @@
 namespace nnergy::kernel {
 namespace {
 
-// η_c = 0.5 (5 TFLOP/s of bf16 per SM), the full bandwidth, no fixed times, no overlap loss.
+// The toy GEMM parameters for the MoE layers and the dense GEMMs alike.
 KernelParameters toy_parameters() {
   KernelParameters k;
-  GemmParameters p;
-  p.compute_efficiency = 0.5;
-  p.memory_efficiency = 1.0;
-  p.latency_s = 0;
-  p.k_half = 0;
-  p.tile_exponent = 0;
-  p.overlap_loss = 0;
+  const GemmParameters p = toy_gemm_parameters();
   k.moe[KernelParameters::kDefaultEngine]["bf16"] = p;
   k.gemm[KernelParameters::kDefaultEngine]["bf16"] = p;
   k.power.base = 0;

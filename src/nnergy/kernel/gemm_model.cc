@@ -176,16 +176,20 @@ void set_uncertainty(KernelEstimate& e, const KernelParameters& parameters,
   e.energy_std_j = std::hypot(rel_t, rel_p) * e.energy_j;
 }
 
+void check_units(const device::DeviceSpec& device, GemmFormat format, std::string_view kernels) {
+  const GemmFormatInfo& f = info(format);
+  if (!device.peak(units(device, format))) {
+    throw InvalidInput(
+        fmt::format("{} has no {} units in the catalog, so it cannot run {} {}; it runs: {}",
+                    device.id, device::to_string(f.math), f.name, kernels, formats_of(device)));
+  }
+}
+
 KernelEstimate predict_gemm(const device::DeviceSpec& device, const GemmShape& shape,
                             GemmFormat format, const KernelParameters& parameters,
                             const std::string& engine, double clock_mhz) {
   const GemmFormatInfo& f = info(format);
-  if (!device.peak(units(device, format))) {
-    throw InvalidInput(
-        fmt::format("{} has no {} units in the catalog, so it cannot run {} "
-                    "GEMMs; it runs: {}",
-                    device.id, device::to_string(f.math), f.name, formats_of(device)));
-  }
+  check_units(device, format, "GEMMs");
   for (const auto& [name, value] : {std::pair{"m", shape.m}, std::pair{"n", shape.n},
                                     std::pair{"k", shape.k}, std::pair{"batch", shape.batch}}) {
     if (!(value >= 1) || !std::isfinite(value))

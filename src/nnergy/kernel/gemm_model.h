@@ -17,6 +17,7 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "nnergy/device/device_spec.h"
 #include "nnergy/kernel/gemm_format.h"
@@ -108,6 +109,10 @@ GroupedGemmTime grouped_gemm_time(const device::DeviceSpec& device,
 /// The units `format` runs on on `device`: the format's own, with fp16 for the 16-bit and
 /// weight-only formats on GPUs without bf16 units (Volta, Turing).
 device::Precision units(const device::DeviceSpec& device, GemmFormat format);
+
+/// Throws InvalidInput when `device` has no units for `format`: "<device> has no <units> units
+/// in the catalog, so it cannot run <format> <kernels>; it runs: <formats>".
+void check_units(const device::DeviceSpec& device, GemmFormat format, std::string_view kernels);
 
 /// The formats `device` has units for, comma-separated.
 std::string formats_of(const device::DeviceSpec& device);

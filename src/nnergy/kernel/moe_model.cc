@@ -135,12 +135,7 @@ KernelEstimate predict_moe(const device::DeviceSpec& device, const MoeShape& sha
                            GemmFormat format, const KernelParameters& parameters,
                            const std::string& engine, double clock_mhz) {
   const GemmFormatInfo& f = info(format);
-  if (!device.peak(units(device, format))) {
-    throw InvalidInput(
-        fmt::format("{} has no {} units in the catalog, so it cannot run {} "
-                    "MoE layers; it runs: {}",
-                    device.id, device::to_string(f.math), f.name, formats_of(device)));
-  }
+  check_units(device, format, "MoE layers");
   check(shape);
   const double clock = clock_mhz > 0 ? clock_mhz : device.clock.boost_mhz;
   std::string from;
