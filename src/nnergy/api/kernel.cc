@@ -83,6 +83,36 @@ bool parse_fp8(const KernelRequest& r, const char* setting, const std::string& v
       fmt::format("{} {}: expected bf16 (fp16) or fp8", setting_name(r.names, setting), value));
 }
 
+// The default exponent of "power-law" routing: the skew of the measured MoE tables.
+constexpr double kDefaultPowerLawAlpha = 1.01;
+
+double routing_alpha(const KernelMoeRequest& r) {
+  if (r.routing == "balanced") return 0;
+  constexpr std::string_view kPowerLaw = "power-law";
+  if (r.routing == kPowerLaw) return kDefaultPowerLawAlpha;
+  if (r.routing.rfind("power-law:", 0) == 0) {
+    const std::string text = r.routing.substr(kPowerLaw.size() + 1);
+    char* end = nullptr;
+    const double alpha = std::strtod(text.c_str(), &end);
+    if (!text.empty() && end == text.c_str() + text.size() && alpha > 0 && alpha <= 10)
+      return alpha;
+  }
+  throw InvalidInput(
+      fmt::format("{} {}: expected balanced, power-law or power-law:<exponent in (0, 10]>",
+                  setting_name(r.names, "routing"), r.routing));
+}
+
+// The GEMM format `value` of `r`'s --precision names.
+kernel::GemmFormat gemm_format(const KernelRequest& r, const std::string& value) {
+  const std::optional<kernel::GemmFormat> format = kernel::parse_gemm_format(value);
+  if (!format) {
+    throw InvalidInput(fmt::format("{} {}: not a GEMM format; expected one of: {}",
+                                   setting_name(r.names, "precision"), value,
+                                   kernel::known_gemm_formats()));
+  }
+  return *format;
+}
+
 }  // namespace
 
 report::KernelReport kernel_gemm(const KernelGemmRequest& r) {
@@ -90,12 +120,7 @@ report::KernelReport kernel_gemm(const KernelGemmRequest& r) {
   check_dimension(r, "n", r.n);
   check_dimension(r, "k", r.k);
   check_dimension(r, "batch", r.batch);
-  const std::optional<kernel::GemmFormat> format = kernel::parse_gemm_format(r.format);
-  if (!format) {
-    throw InvalidInput(fmt::format("{} {}: not a GEMM format; expected one of: {}",
-                                   setting_name(r.names, "precision"), r.format,
-                                   kernel::known_gemm_formats()));
-  }
+  const kernel::GemmFormat format = gemm_format(r, r.format);
   const Resolved in = resolve(r);
   const device::DeviceSpec& device = in.device;
   const kernel::KernelParameters& parameters = in.parameters;
@@ -104,17 +129,17 @@ report::KernelReport kernel_gemm(const KernelGemmRequest& r) {
   report::KernelReport out;
   try {
     out.estimate =
-        kernel::predict_gemm(device, shape, *format, parameters, engine, r.clock_mhz.value_or(0));
+        kernel::predict_gemm(device, shape, format, parameters, engine, r.clock_mhz.value_or(0));
   } catch (const InvalidInput& e) {
     throw InvalidInput(setting_name(r.names, "precision") + " " + r.format + ": " + e.what());
   }
-  const kernel::GemmFormatInfo& f = kernel::info(*format);
+  const kernel::GemmFormatInfo& f = kernel::info(format);
   out.kernel = "gemm";
   out.description =
       fmt::format("{}{:.0f} x {:.0f} x {:.0f} (m x n x k) {} GEMM",
                   r.batch > 1 ? fmt::format("{:.0f} x ", r.batch) : "", r.m, r.n, r.k, f.name);
   out.shape = {{"m", r.m}, {"n", r.n}, {"k", r.k}, {"batch", r.batch}};
-  out.peak_flop_per_s = *device.peak(kernel::units(device, *format));
+  out.peak_flop_per_s = *device.peak(kernel::units(device, format));
   out.notes.push_back(fmt::format(
       "predicted by nnergy's kernel model (tiles and waves over the SMs, roofline of the {} peak "
       "and the DRAM bandwidth) with {}; {}",
@@ -210,29 +235,6 @@ report::KernelReport kernel_attention(const KernelAttentionRequest& r) {
   return out;
 }
 
-namespace {
-
-// The default exponent of "power-law" routing: the skew of the measured MoE tables.
-constexpr double kDefaultPowerLawAlpha = 1.01;
-
-double routing_alpha(const KernelMoeRequest& r) {
-  if (r.routing == "balanced") return 0;
-  constexpr std::string_view kPowerLaw = "power-law";
-  if (r.routing == kPowerLaw) return kDefaultPowerLawAlpha;
-  if (r.routing.rfind("power-law:", 0) == 0) {
-    const std::string text = r.routing.substr(kPowerLaw.size() + 1);
-    char* end = nullptr;
-    const double alpha = std::strtod(text.c_str(), &end);
-    if (!text.empty() && end == text.c_str() + text.size() && alpha > 0 && alpha <= 10)
-      return alpha;
-  }
-  throw InvalidInput(
-      fmt::format("{} {}: expected balanced, power-law or power-law:<exponent in (0, 10]>",
-                  setting_name(r.names, "routing"), r.routing));
-}
-
-}  // namespace
-
 report::KernelReport kernel_moe(const KernelMoeRequest& r) {
   check_dimension(r, "tokens", r.tokens);
   check_dimension(r, "hidden", r.hidden);
@@ -257,12 +259,7 @@ report::KernelReport kernel_moe(const KernelMoeRequest& r) {
                                    setting_name(r.names, "tp"), r.tp,
                                    setting_name(r.names, "inter"), r.inter));
   }
-  const std::optional<kernel::GemmFormat> format = kernel::parse_gemm_format(r.format);
-  if (!format) {
-    throw InvalidInput(fmt::format("{} {}: not a GEMM format; expected one of: {}",
-                                   setting_name(r.names, "precision"), r.format,
-                                   kernel::known_gemm_formats()));
-  }
+  const kernel::GemmFormat format = gemm_format(r, r.format);
   kernel::MoeShape shape;
   shape.tokens = r.tokens;
   shape.hidden = r.hidden;
@@ -275,12 +272,12 @@ report::KernelReport kernel_moe(const KernelMoeRequest& r) {
   const Resolved in = resolve(r);
   report::KernelReport out;
   try {
-    out.estimate = kernel::predict_moe(in.device, shape, *format, in.parameters, in.engine,
+    out.estimate = kernel::predict_moe(in.device, shape, format, in.parameters, in.engine,
                                        r.clock_mhz.value_or(0));
   } catch (const InvalidInput& e) {
     throw InvalidInput(setting_name(r.names, "precision") + " " + r.format + ": " + e.what());
   }
-  const kernel::GemmFormatInfo& f = kernel::info(*format);
+  const kernel::GemmFormatInfo& f = kernel::info(format);
   double active = 0;
   double busiest = 0;
   for (const kernel::GemmGroup& g : kernel::expert_loads(shape)) {
@@ -300,7 +297,7 @@ report::KernelReport kernel_moe(const KernelMoeRequest& r) {
                {"topk", r.topk},     {"experts", r.experts},     {"ep", r.ep},
                {"tp", r.tp},         {"active_experts", active}, {"busiest_expert_rows", busiest}};
   out.tile_meaning.clear();
-  out.peak_flop_per_s = *in.device.peak(kernel::units(in.device, *format));
+  out.peak_flop_per_s = *in.device.peak(kernel::units(in.device, format));
   out.notes.push_back(fmt::format(
       "predicted by nnergy's kernel model (the {:.0f} active experts' up and down projections "
       "as two grouped GEMMs, each expert's rows padded to its tiles, all tiles in waves over the "
